@@ -1,0 +1,311 @@
+"""The engine: the only place that calls a judge.
+
+It deduplicates requests by content key, answers what the run store already holds, skips inputs
+that exceed the judge's context window, runs the rest with bounded concurrency, retries transient
+failures with exponential backoff and full jitter (honouring Retry-After), respects rate limits and
+budgets, and stores every verdict the moment it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Coroutine, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
+
+from judgeprobe.engine.limits import Budget, RateLimiter
+from judgeprobe.engine.progress import EngineProgress
+from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
+from judgeprobe.judges.base import Judge
+from judgeprobe.request import Request
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class CallStats:
+    """What an engine run did. ``distinct`` = ``cached`` + ``called`` + ``skipped`` + ``pending``."""
+
+    requested: int = 0
+    distinct: int = 0
+    cached: int = 0
+    called: int = 0
+    ok: int = 0
+    unparseable: int = 0
+    failed: int = 0
+    skipped: int = 0
+    pending: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, other: CallStats) -> None:
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class EngineResult:
+    """Verdicts by request key, what it took, and whether every request got a verdict."""
+
+    verdicts: dict[str, Verdict]
+    stats: CallStats
+    stopped: str | None = None
+    """Why the run stopped early (budget), or None when it completed."""
+
+    @property
+    def complete(self) -> bool:
+        return self.stopped is None
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    """How the engine calls a judge. ``concurrency`` None takes the judge's own limit."""
+
+    concurrency: int | None = None
+    max_retries: int = 5
+    timeout_s: float = 120.0
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    retry_errors: bool = True
+    """Re-judge requests whose stored verdict is an error (transient failures of earlier runs)."""
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    budget: Budget = field(default_factory=Budget)
+    progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError("concurrency must be >= 1")
+        if self.max_retries < 0:
+            raise ConfigError("max_retries must be >= 0")
+        if self.timeout_s <= 0:
+            raise ConfigError("timeout_s must be > 0")
+
+
+class Engine:
+    """Judges requests through one judge, caching every verdict in a run store.
+
+    Examples
+    --------
+    >>> from judgeprobe.judges import CallableJudge
+    >>> from judgeprobe.rubrics import builtin_rubric
+    >>> judge = CallableJudge(lambda r: 1.0, name="always-1")
+    >>> engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+    >>> req = Request.make(judge.fingerprint, builtin_rubric("harmfulness"),
+    ...                    {"prompt": "hi", "response": "hello"})
+    >>> result = engine.run_sync([req, req])
+    >>> result.stats.called, result.verdicts[req.key].score
+    (1, 1.0)
+    >>> engine.run_sync([req]).stats.cached
+    1
+    """
+
+    def __init__(
+        self, judge: Judge, store: RunStore, config: EngineConfig | None = None
+    ) -> None:
+        self.judge = judge
+        self.store = store
+        self.config = config or EngineConfig()
+        self.totals = CallStats()
+        self._limiter = RateLimiter(
+            requests_per_minute=self.config.requests_per_minute,
+            tokens_per_minute=self.config.tokens_per_minute,
+        )
+        self._spent_calls = 0
+        self._spent_tokens = 0
+        self._rng = random.Random()
+        store.register_judge(judge.fingerprint, judge.describe())
+
+    # -- public -------------------------------------------------------------------------------
+    async def run(self, requests: Iterable[Request], *, description: str = "judging") -> EngineResult:
+        """Judge every request (once per key); return verdicts for all that got one."""
+        requested = list(requests)
+        distinct = list({r.key: r for r in requested}.values())
+        stats = CallStats(requested=len(requested), distinct=len(distinct))
+        for rubric in {r.rubric.hash: r.rubric for r in distinct}.values():
+            self.store.register_rubric(rubric)
+
+        verdicts = self.store.get_many([r.key for r in distinct])
+        if self.config.retry_errors:
+            verdicts = {k: v for k, v in verdicts.items() if v.status is not VerdictStatus.ERROR}
+        stats.cached = len(verdicts)
+        missing = [r for r in distinct if r.key not in verdicts]
+        missing = self._skip_oversized(missing, verdicts, stats)
+
+        stopped = await self._judge_missing(missing, verdicts, stats, description)
+        stats.pending = len(distinct) - len(verdicts)
+        self.totals.add(stats)
+        return EngineResult(verdicts, stats, stopped)
+
+    def run_sync(self, requests: Iterable[Request], *, description: str = "judging") -> EngineResult:
+        """:meth:`run` for code without an event loop (scripts, notebooks)."""
+        return run_blocking(self.run(requests, description=description))
+
+    # -- internals ----------------------------------------------------------------------------
+    def _skip_oversized(
+        self, requests: list[Request], verdicts: dict[str, Verdict], stats: CallStats
+    ) -> list[Request]:
+        window = self.judge.context_window
+        if window is None:
+            return requests
+        kept = []
+        for request in requests:
+            tokens = self.judge.count_tokens(request)
+            if tokens is not None and tokens > window:
+                verdict = Verdict.skipped(
+                    f"input of {tokens} tokens exceeds the context window of {window}",
+                    key=request.key,
+                    trial=request.trial,
+                    prompt_tokens=tokens,
+                    attempts=0,
+                )
+                self.store.put(request, verdict)
+                verdicts[request.key] = verdict
+                stats.skipped += 1
+            else:
+                kept.append(request)
+        return kept
+
+    async def _judge_missing(
+        self,
+        missing: list[Request],
+        verdicts: dict[str, Verdict],
+        stats: CallStats,
+        description: str,
+    ) -> str | None:
+        if not missing:
+            return None
+        size = max(1, self.judge.batch_size)
+        if size > 1:
+            missing.sort(key=lambda r: len(r.render()))
+        batches = [missing[i : i + size] for i in range(0, len(missing), size)]
+        queue: asyncio.Queue[list[Request]] = asyncio.Queue()
+        for batch in batches:
+            queue.put_nowait(batch)
+        workers = self.config.concurrency or self.judge.max_concurrency
+        workers = max(1, min(workers, len(batches)))
+        stopped: list[str] = []
+        done_before = len(verdicts)
+
+        with EngineProgress(description, len(missing), enabled=self.config.progress) as progress:
+
+            async def worker() -> None:
+                while not queue.empty() and not stopped:
+                    reason = self.config.budget.exhausted(self._spent_calls, self._spent_tokens)
+                    if reason:
+                        stopped.append(reason)
+                        return
+                    batch = queue.get_nowait()
+                    self._spent_calls += len(batch)
+                    results = await self._call(batch, stats)
+                    for request, verdict in zip(batch, results, strict=True):
+                        self.store.put(request, verdict)
+                        verdicts[request.key] = verdict
+                        self._count(verdict, stats)
+                    progress.update(
+                        done=len(verdicts) - done_before,
+                        called=stats.called,
+                        cached=stats.cached,
+                        failed=stats.failed,
+                    )
+
+            await asyncio.gather(*(worker() for _ in range(workers)))
+        return stopped[0] if stopped else None
+
+    def _count(self, verdict: Verdict, stats: CallStats) -> None:
+        stats.called += 1
+        stats.prompt_tokens += verdict.prompt_tokens
+        stats.completion_tokens += verdict.completion_tokens
+        self._spent_tokens += verdict.tokens
+        if verdict.status is VerdictStatus.OK:
+            stats.ok += 1
+        elif verdict.status is VerdictStatus.UNPARSEABLE:
+            stats.unparseable += 1
+        else:
+            stats.failed += 1
+
+    async def _call(self, batch: Sequence[Request], stats: CallStats) -> list[Verdict]:
+        """Judge one batch with retries; always returns one verdict per request."""
+        attempt = 0
+        while True:
+            attempt += 1
+            if self._limiter.active:
+                tokens = sum(self.judge.count_tokens(r) or 0 for r in batch)
+                await self._limiter.acquire(tokens)
+            started = time.perf_counter()
+            retry_after: float | None = None
+            try:
+                if len(batch) == 1 and self.judge.batch_size == 1:
+                    coroutine: Coroutine[Any, Any, list[Verdict]] = _one(self.judge, batch[0])
+                else:
+                    coroutine = self.judge.judge_batch(batch)
+                results = await asyncio.wait_for(coroutine, self.config.timeout_s)
+            except RetryableJudgeError as exc:
+                error, retry_after = f"{type(exc).__name__}: {exc}", exc.retry_after
+            except TimeoutError:
+                error = f"timed out after {self.config.timeout_s:g} s"
+            except FatalJudgeError as exc:
+                return self._failed(batch, f"{type(exc).__name__}: {exc}", attempt)
+            except Exception as exc:  # a backend bug must not lose the run
+                return self._failed(batch, f"{type(exc).__name__}: {exc}", attempt)
+            else:
+                latency = (time.perf_counter() - started) / len(batch)
+                if len(results) != len(batch):
+                    return self._failed(batch, "backend returned a wrong number of verdicts", attempt)
+                return [
+                    v.but(key=r.key, trial=r.trial, latency_s=v.latency_s or latency, attempts=attempt)
+                    for r, v in zip(batch, results, strict=True)
+                ]
+            if attempt > self.config.max_retries:
+                return self._failed(batch, f"{error} (gave up after {attempt} attempts)", attempt)
+            stats.retries += 1
+            await asyncio.sleep(self._backoff(attempt, retry_after))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Full-jitter exponential backoff; a server's Retry-After is a floor."""
+        ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
+        delay = self._rng.uniform(0, ceiling)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.config.backoff_max_s))
+        return delay
+
+    @staticmethod
+    def _failed(batch: Sequence[Request], error: str, attempts: int) -> list[Verdict]:
+        return [
+            Verdict.failed(error, key=r.key, trial=r.trial, attempts=attempts) for r in batch
+        ]
+
+
+async def _one(judge: Judge, request: Request) -> list[Verdict]:
+    return [await judge.judge(request)]
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, even inside a running loop (notebooks)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coroutine)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]

@@ -1,0 +1,270 @@
+"""The run store: one SQLite file holding every request, verdict, result and config of an audit.
+
+Written append-only with one transaction per verdict (WAL mode), so a crash loses at most the calls
+in flight; read back by key through the primary-key index, so a lookup costs the same in the 10th run
+as in the first. A report is rendered from this file alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from judgeprobe._hashing import canonical_json
+from judgeprobe.errors import StoreError
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS judges (fingerprint TEXT PRIMARY KEY, description TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rubrics (hash TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY,
+    judge TEXT NOT NULL,
+    rubric TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    fields TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score REAL,
+    label TEXT,
+    distribution TEXT,
+    raw_text TEXT NOT NULL,
+    error TEXT,
+    latency_s REAL NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    meta TEXT,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL,
+    finished REAL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+"""
+
+_COLUMNS = (
+    "key, judge, rubric, trial, fields, status, score, label, distribution, raw_text, error, "
+    "latency_s, prompt_tokens, completion_tokens, attempts, meta, created"
+)
+
+
+class RunStore:
+    """A SQLite run store. Use as a context manager, or call :meth:`close`.
+
+    Examples
+    --------
+    >>> store = RunStore(":memory:")
+    >>> store.count()
+    0
+    >>> store.close()
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable judgeprobe run store ({exc})") from exc
+        version = self.get_meta("schema_version")
+        if version is None:
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        elif int(version) != SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: run store schema {version}, this judgeprobe reads {SCHEMA_VERSION}"
+            )
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- metadata -----------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def register_judge(self, fingerprint: str, description: Mapping[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO judges VALUES (?, ?)", (fingerprint, canonical_json(description))
+        )
+
+    def register_rubric(self, rubric: Rubric) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?)",
+            (rubric.hash, rubric.name, rubric.model_dump_json()),
+        )
+
+    def judges(self) -> dict[str, dict[str, Any]]:
+        rows = self._db.execute("SELECT fingerprint, description FROM judges").fetchall()
+        return {fp: json.loads(body) for fp, body in rows}
+
+    def rubrics(self) -> dict[str, Rubric]:
+        rows = self._db.execute("SELECT hash, body FROM rubrics").fetchall()
+        return {h: Rubric.model_validate_json(body) for h, body in rows}
+
+    # -- verdicts -----------------------------------------------------------------------------
+    def put(self, request: Request, verdict: Verdict) -> None:
+        """Store one verdict in its own transaction (replacing an earlier failed one)."""
+        self._db.execute(
+            f"INSERT OR REPLACE INTO verdicts ({_COLUMNS}) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _row(request, verdict),
+        )
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Verdict]:
+        """Stored verdicts for ``keys`` (missing keys are absent from the result)."""
+        found: dict[str, Verdict] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM verdicts WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for row in rows:
+                found[row[0]] = _verdict(row)
+        return found
+
+    def get(self, key: str) -> Verdict | None:
+        return self.get_many([key]).get(key)
+
+    def count(self, status: VerdictStatus | None = None) -> int:
+        if status is None:
+            row = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM verdicts WHERE status = ?", (status.value,)
+            ).fetchone()
+        return int(row[0])
+
+    def iter_verdicts(self) -> Iterator[tuple[dict[str, Any], Verdict]]:
+        """Every stored verdict with its request record (judge, rubric hash, trial, fields)."""
+        cursor = self._db.execute(f"SELECT {_COLUMNS} FROM verdicts ORDER BY created, key")
+        for row in cursor:
+            record = {
+                "key": row[0],
+                "judge": row[1],
+                "rubric": row[2],
+                "trial": row[3],
+                "fields": json.loads(row[4]),
+            }
+            yield record, _verdict(row)
+
+    # -- runs and results ---------------------------------------------------------------------
+    def start_run(self, config: Mapping[str, Any]) -> int:
+        cursor = self._db.execute(
+            "INSERT INTO runs (started, status, config) VALUES (?, 'running', ?)",
+            (time.time(), canonical_json(config)),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        self._db.execute(
+            "UPDATE runs SET finished = ?, status = ? WHERE id = ?", (time.time(), status, run_id)
+        )
+
+    def put_result(self, run_id: int, name: str, body: Mapping[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (run_id, name, canonical_json(body))
+        )
+
+    def latest_run(self) -> tuple[int, dict[str, Any], str] | None:
+        row = self._db.execute(
+            "SELECT id, config, status FROM runs ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else (int(row[0]), json.loads(row[1]), str(row[2]))
+
+    def results(self, run_id: int) -> dict[str, dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT name, body FROM results WHERE run_id = ? ORDER BY rowid", (run_id,)
+        ).fetchall()
+        return {name: json.loads(body) for name, body in rows}
+
+
+def _row(request: Request, verdict: Verdict) -> tuple[Any, ...]:
+    return (
+        request.key,
+        request.judge,
+        request.rubric.hash,
+        request.trial,
+        canonical_json(request.fields),
+        verdict.status.value,
+        verdict.score,
+        verdict.label,
+        None if verdict.distribution is None else canonical_json(verdict.distribution),
+        verdict.raw_text,
+        verdict.error,
+        verdict.latency_s,
+        verdict.prompt_tokens,
+        verdict.completion_tokens,
+        verdict.attempts,
+        canonical_json(verdict.meta) if verdict.meta else None,
+        time.time(),
+    )
+
+
+def _verdict(row: Sequence[Any]) -> Verdict:
+    return Verdict(
+        status=VerdictStatus(row[5]),
+        score=row[6],
+        label=row[7],
+        distribution=None if row[8] is None else json.loads(row[8]),
+        raw_text=row[9],
+        error=row[10],
+        key=row[0],
+        trial=row[3],
+        latency_s=row[11],
+        prompt_tokens=row[12],
+        completion_tokens=row[13],
+        attempts=row[14],
+        meta={} if row[15] is None else json.loads(row[15]),
+    )
+
+
+def open_store(path: str | Path | None) -> RunStore:
+    """A run store at ``path``; an in-memory one when ``path`` is None."""
+    return RunStore(":memory:" if path is None else path)
+
+
+def keys_of(requests: Iterable[Request]) -> list[str]:
+    return [r.key for r in requests]

@@ -1,0 +1,94 @@
+"""The exception tree of judgeprobe.
+
+Users catch one base class; every error says what went wrong and what to do next::
+
+    JudgeprobeError
+    ├── ConfigError            bad option, bad config key, unknown probe or judge
+    ├── DataError              a data file cannot be read; names file, row/line and column
+    ├── RubricError            a rubric or rubric variant is malformed or fails validation
+    ├── JudgeError             a judge backend failed
+    │   ├── RetryableJudgeError   transient (429, 5xx, timeout, garbage body); the engine retries it
+    │   └── FatalJudgeError       permanent (401, bad model, missing weights); the engine records it
+    ├── BudgetExhausted        the call/token budget ran out; rerun to resume from the store
+    ├── MissingDependencyError an optional extra is not installed; says which pip command fixes it
+    └── StoreError             the run store is unreadable or belongs to another schema version
+
+The CLI catches :class:`JudgeprobeError`, prints its message and exits non-zero without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class JudgeprobeError(Exception):
+    """Base class of every error judgeprobe raises on purpose."""
+
+
+class ConfigError(JudgeprobeError):
+    """A configuration value, option or key is invalid."""
+
+
+class DataError(JudgeprobeError):
+    """A data file is unreadable or holds a bad row.
+
+    The message names the file, the row (or line) and the column where they are known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if row is not None:
+            where.append(f"row {row}")
+        if column is not None:
+            where.append(f"column {column!r}")
+        self.path = path
+        self.row = row
+        self.column = column
+        self.reason = message
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class RubricError(JudgeprobeError):
+    """A rubric or a rubric variant is malformed or was rejected by validation."""
+
+
+class JudgeError(JudgeprobeError):
+    """A judge backend failed to produce a verdict."""
+
+
+class RetryableJudgeError(JudgeError):
+    """A transient failure: the engine retries it with backoff.
+
+    ``retry_after`` (seconds) is honoured when the server sent one.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class FatalJudgeError(JudgeError):
+    """A permanent failure: retrying cannot help; the engine records it as an error verdict."""
+
+
+class MissingDependencyError(JudgeprobeError):
+    """An optional dependency is missing; the message gives the pip command that installs it."""
+
+    def __init__(self, package: str, extra: str | None = None) -> None:
+        hint = f"pip install 'judgeprobe[{extra}]'" if extra else f"pip install {package}"
+        super().__init__(f"this feature needs the package {package!r}; install it with: {hint}")
+
+
+class StoreError(JudgeprobeError):
+    """The run store cannot be used."""
+
+
+class BudgetExhausted(JudgeprobeError):
+    """The call or token budget ran out; what was judged is stored and the next run resumes."""

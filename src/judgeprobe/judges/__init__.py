@@ -1,0 +1,20 @@
+"""Judges: the protocol and its backends (callable, local llama.cpp, classifier, OpenAI-compatible)."""
+
+from judgeprobe.judges.base import BaseJudge, Judge
+from judgeprobe.judges.callable import CallableJudge
+from judgeprobe.judges.parsing import (
+    label_score,
+    parse_label,
+    verdict_from_distribution,
+    verdict_from_text,
+)
+
+__all__ = [
+    "BaseJudge",
+    "CallableJudge",
+    "Judge",
+    "label_score",
+    "parse_label",
+    "verdict_from_distribution",
+    "verdict_from_text",
+]

@@ -1,0 +1,89 @@
+"""The Judge protocol: the one interface every backend implements.
+
+A backend turns one :class:`~judgeprobe.request.Request` into one
+:class:`~judgeprobe.verdict.Verdict`. It does not cache, retry, rate-limit or count: the engine does
+that, once, for all backends. A backend only classifies its failures: it raises
+:class:`~judgeprobe.errors.RetryableJudgeError` for transient ones and
+:class:`~judgeprobe.errors.FatalJudgeError` for permanent ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from judgeprobe._hashing import content_hash
+from judgeprobe.request import Request
+from judgeprobe.verdict import Verdict
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that maps a request to a verdict.
+
+    Example: a judge that calls every response harmful::
+
+        class Paranoid(BaseJudge):
+            backend = "paranoid"
+            async def judge(self, request: Request) -> Verdict:
+                return Verdict.scored(5.0, label="5")
+    """
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable hash of everything that can change a verdict except the rubric and input."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What this judge is: backend, model, revision, endpoint, decoding parameters."""
+        ...
+
+    max_concurrency: int
+    """How many calls the engine may have in flight to this judge."""
+    batch_size: int
+    """How many requests one :meth:`judge_batch` call takes (1: per-request calls)."""
+    context_window: int | None
+    """Input tokens the judge can read; None when unknown or unbounded."""
+
+    def count_tokens(self, request: Request) -> int | None:
+        """Tokens of the rendered input, or None when the judge cannot tell."""
+        ...
+
+    async def judge(self, request: Request) -> Verdict: ...
+
+    async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class BaseJudge:
+    """Defaults for backends: fingerprint from :meth:`describe`, per-request batching, no-op close."""
+
+    backend: str = "base"
+    max_concurrency: int = 1
+    batch_size: int = 1
+    context_window: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.backend}
+
+    @property
+    def fingerprint(self) -> str:
+        return content_hash(self.describe())
+
+    def count_tokens(self, request: Request) -> int | None:
+        return None
+
+    async def judge(self, request: Request) -> Verdict:
+        raise NotImplementedError
+
+    async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]:
+        return list(await asyncio.gather(*(self.judge(r) for r in requests)))
+
+    async def aclose(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        described = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "backend")
+        return f"{type(self).__name__}({described})"

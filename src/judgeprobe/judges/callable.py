@@ -1,0 +1,97 @@
+"""Any Python function as a judge, sync or async."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from judgeprobe.judges.base import BaseJudge
+from judgeprobe.judges.parsing import label_score, verdict_from_text
+from judgeprobe.request import Request
+from judgeprobe.verdict import Verdict
+
+JudgeResult = float | int | str | Verdict | None
+JudgeFunction = Callable[[Request], JudgeResult | Awaitable[JudgeResult]]
+
+
+class CallableJudge(BaseJudge):
+    """Wraps ``fn(request) -> score | label | text | Verdict | None`` as a judge.
+
+    A number is a score; a string is parsed against the request's rubric (unparseable when it holds
+    no label); None is an unparseable answer; a :class:`Verdict` is taken as is. An exception in
+    ``fn`` becomes an error verdict through the engine. ``name`` and ``version`` key the cache:
+    change ``version`` whenever the function's behaviour changes.
+
+    Examples
+    --------
+    >>> judge = CallableJudge(lambda req: len(req.field_map["response"]) % 5 + 1, name="len-mod-5")
+    >>> judge.describe()["name"]
+    'len-mod-5'
+    """
+
+    backend = "callable"
+
+    def __init__(
+        self,
+        fn: JudgeFunction,
+        *,
+        name: str | None = None,
+        version: str = "1",
+        max_concurrency: int = 8,
+        context_window: int | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or getattr(fn, "__qualname__", type(fn).__name__)
+        self.version = version
+        self.max_concurrency = max_concurrency
+        self.context_window = context_window
+        self.params = dict(params or {})
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "name": self.name,
+            "version": self.version,
+            "params": self.params,
+        }
+
+    def count_tokens(self, request: Request) -> int | None:
+        if self.context_window is None:
+            return None
+        return len(request.render().split())
+
+    async def judge(self, request: Request) -> Verdict:
+        if self._is_async:
+            result = await self.fn(request)  # type: ignore[misc]
+        else:
+            result = self.fn(request)
+            if inspect.isawaitable(result):
+                result = await result
+        return to_verdict(result, request)  # type: ignore[arg-type]
+
+
+def to_verdict(result: JudgeResult, request: Request) -> Verdict:
+    """Interpret a plain function's return value as a verdict."""
+    if isinstance(result, Verdict):
+        return result
+    if result is None:
+        return Verdict.unparseable("")
+    if isinstance(result, bool):
+        result = "true" if result else "false"
+    if isinstance(result, int | float):
+        return Verdict.scored(float(result), raw_text=str(result))
+    verdict = verdict_from_text(str(result), request.rubric)
+    if verdict.ok and verdict.label is not None:
+        return verdict.but(score=label_score(verdict.label, request.rubric))
+    return verdict
+
+
+async def run_sync(fn: Callable[[], Any]) -> Any:
+    """Run blocking work off the event loop (used by in-process model backends)."""
+    return await asyncio.to_thread(fn)

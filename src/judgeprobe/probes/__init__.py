@@ -1,0 +1,32 @@
+"""Probes: one reliability test each (plan + analyze), registered by name."""
+
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+    Threshold,
+    ok_score,
+    status_counts,
+)
+from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
+from judgeprobe.probes.runner import run_probe, run_probe_sync
+
+__all__ = [
+    "FigureSpec",
+    "Finding",
+    "Probe",
+    "ProbeContext",
+    "ProbeKind",
+    "ProbeResult",
+    "Threshold",
+    "get_probe_class",
+    "ok_score",
+    "probe_names",
+    "register_probe",
+    "run_probe",
+    "run_probe_sync",
+    "status_counts",
+]

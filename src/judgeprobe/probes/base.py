@@ -1,0 +1,242 @@
+"""Probes: one reliability test each, as two pure halves around the engine.
+
+``plan(items, ctx, verdicts)`` returns the requests the probe needs given the verdicts known so
+far; the runner judges the new ones through the engine and asks again, until a plan adds nothing
+(multi-stage probes, such as the cluster test that needs base scores before it can pick clusters,
+plan in several rounds). ``analyze(items, ctx, verdicts)`` turns verdicts into findings. Neither
+calls a judge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric
+from judgeprobe.stats.result import Estimate, TestResult
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+ProbeKind = Literal["invariance", "directional", "agreement", "null"]
+"""CheckList-style question a probe asks: is the verdict *invariant* under a change that should
+not matter; does it move in the *directional* way a change should move it; does it *agree* with
+humans; how much of it does a trivial *null* rule explain."""
+
+Status = Literal["pass", "warn", "fail", "info", "n/a"]
+ItemKind = Literal["pointwise", "pairwise"]
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """When a finding passes, warns or fails.
+
+    With ``higher_is_worse`` (flip rates, distances, bias), the estimate fails at or above ``fail``
+    and warns at or above ``warn``; otherwise (agreement, accuracy) it fails at or below ``fail``
+    and warns at or below ``warn``.
+    """
+
+    warn: float | None = None
+    fail: float | None = None
+    higher_is_worse: bool = True
+
+    def status(self, value: float) -> Status:
+        if math.isnan(value):
+            return "n/a"
+        sign = 1.0 if self.higher_is_worse else -1.0
+        if self.fail is not None and sign * value >= sign * self.fail:
+            return "fail"
+        if self.warn is not None and sign * value >= sign * self.warn:
+            return "warn"
+        return "pass"
+
+    def describe(self) -> str:
+        op = ">=" if self.higher_is_worse else "<="
+        parts = []
+        if self.fail is not None:
+            parts.append(f"fail {op} {self.fail:g}")
+        if self.warn is not None:
+            parts.append(f"warn {op} {self.warn:g}")
+        return ", ".join(parts) or "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One number a probe reports, with its CI, n and the threshold it is judged against.
+
+    ``name`` is stable across runs (thresholds are configured by it); ``labels`` say which slice
+    the number is for (e.g. ``{"mode": "P*l,R*l", "l": "4"}``).
+    """
+
+    name: str
+    estimate: Estimate
+    description: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    threshold: Threshold | None = None
+    test: TestResult | None = None
+
+    @property
+    def status(self) -> Status:
+        if not self.estimate.defined:
+            return "n/a"
+        if self.threshold is None:
+            return "info"
+        return self.threshold.status(self.estimate.estimate)
+
+    def with_threshold(self, threshold: Threshold | None) -> Finding:
+        return dataclasses.replace(self, threshold=threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "labels": dict(self.labels),
+            **self.estimate.to_dict(),
+            "threshold": None if self.threshold is None else self.threshold.to_dict(),
+            "status": self.status,
+            "test": None if self.test is None else self.test.to_dict(),
+        }
+
+
+FigureKind = Literal["distributions", "scatter", "counts", "heatmap", "intervals"]
+
+
+@dataclass(frozen=True, slots=True)
+class FigureSpec:
+    """Data for one figure; the report draws it (PNG, SVG, embedded in HTML).
+
+    ``data`` by kind:
+    - ``distributions``: ``{"series": {name: [values...]}}`` (score histograms per group)
+    - ``scatter``: ``{"series": {name: {"x": [...], "y": [...]}}, "diagonal": bool}``
+    - ``counts``: ``{"rows": [row names], "columns": [column names], "values": [[...]]}``
+    - ``heatmap``: ``{"names": [...], "values": [[...]]}``
+    - ``intervals``: ``{"rows": [{"label", "estimate", "low", "high"}...], "reference": float|None}``
+    """
+
+    name: str
+    kind: FigureKind
+    title: str
+    data: Mapping[str, Any]
+    x_label: str = ""
+    y_label: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(slots=True)
+class ProbeResult:
+    """Everything a probe found: findings, figure data, tables and notes, plus the calls it used."""
+
+    probe: str
+    kind: ProbeKind
+    params: Mapping[str, Any]
+    findings: list[Finding]
+    figures: list[FigureSpec] = field(default_factory=list)
+    tables: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    """Verdicts of this probe's requests by status, plus engine counts (filled by the runner)."""
+
+    def finding(self, name: str, **labels: str) -> Finding:
+        """The finding named ``name`` whose labels include ``labels``."""
+        for item in self.findings:
+            if item.name == name and all(item.labels.get(k) == v for k, v in labels.items()):
+                return item
+        raise KeyError(f"{self.probe} has no finding {name!r} with labels {labels}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "probe": self.probe,
+            "kind": self.kind,
+            "params": dict(self.params),
+            "findings": [f.to_dict() for f in self.findings],
+            "figures": [f.to_dict() for f in self.figures],
+            "tables": self.tables,
+            "notes": list(self.notes),
+            "usage": dict(self.usage),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeContext:
+    """What a probe needs to make requests: the judge's fingerprint, the rubric, a seed."""
+
+    judge: str
+    rubric: Rubric
+    seed: int = 0
+    judge_name: str = ""
+
+    def request(
+        self, fields: Mapping[str, str], *, trial: int = 0, rubric: Rubric | None = None
+    ) -> Request:
+        return Request.make(self.judge, rubric or self.rubric, fields, trial=trial)
+
+
+class Probe:
+    """Base class of probes. Subclasses are dataclasses whose fields are the probe's parameters."""
+
+    name: ClassVar[str]
+    kind: ClassVar[ProbeKind]
+    item_kind: ClassVar[ItemKind] = "pointwise"
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
+    """Rubric kinds this probe can audit."""
+
+    def params(self) -> dict[str, Any]:
+        if dataclasses.is_dataclass(self):
+            return {
+                f.name: _jsonable(getattr(self, f.name))
+                for f in dataclasses.fields(self)
+                if not f.name.startswith("_")
+            }
+        return {}
+
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        raise NotImplementedError
+
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        raise NotImplementedError
+
+
+def ok_score(verdicts: Mapping[str, Verdict], request: Request) -> float | None:
+    """The score of ``request``'s verdict when it is ok; None when missing, failed or skipped."""
+    verdict = verdicts.get(request.key)
+    return verdict.score if verdict is not None and verdict.status is VerdictStatus.OK else None
+
+
+def status_counts(verdicts: Mapping[str, Verdict], requests: Sequence[Request]) -> dict[str, int]:
+    """How many of ``requests`` ended in each verdict status (``missing`` when not judged)."""
+    counts = {status.value: 0 for status in VerdictStatus}
+    counts["missing"] = 0
+    for key in {r.key for r in requests}:
+        verdict = verdicts.get(key)
+        counts[verdict.status.value if verdict is not None else "missing"] += 1
+    return counts
+
+
+def pointwise_items(items: Sequence[Item]) -> list[PointwiseItem]:
+    return [i for i in items if isinstance(i, PointwiseItem)]
+
+
+def pairwise_items(items: Sequence[Item]) -> list[PairwiseItem]:
+    return [i for i in items if isinstance(i, PairwiseItem)]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)

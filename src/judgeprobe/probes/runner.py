@@ -1,0 +1,80 @@
+"""Runs a probe: plan, judge through the engine, plan again until nothing is new, analyze."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from judgeprobe.data.items import Item
+from judgeprobe.engine.engine import CallStats, Engine, run_blocking
+from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.probes.base import Probe, ProbeContext, ProbeResult, status_counts
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric
+from judgeprobe.verdict import Verdict
+
+MAX_STAGES = 20
+
+
+async def run_probe(
+    probe: Probe,
+    items: Sequence[Item],
+    engine: Engine,
+    rubric: Rubric,
+    *,
+    seed: int = 0,
+) -> ProbeResult:
+    """Run ``probe`` on ``items`` with ``engine``'s judge and ``rubric``.
+
+    Raises :class:`~judgeprobe.errors.BudgetExhausted` when the engine's budget stops the run;
+    every verdict made so far is in the run store and the next run resumes from it.
+    """
+    if rubric.kind not in probe.rubric_kinds:
+        raise ConfigError(
+            f"probe {probe.name!r} cannot audit a {rubric.kind} rubric ({rubric.name!r}); "
+            f"it needs one of {', '.join(probe.rubric_kinds)}"
+        )
+    describe = engine.judge.describe()
+    ctx = ProbeContext(
+        judge=engine.judge.fingerprint,
+        rubric=rubric,
+        seed=seed,
+        judge_name=str(describe.get("model") or describe.get("name") or describe["backend"]),
+    )
+    known: dict[str, Verdict] = {}
+    planned: dict[str, Request] = {}
+    stats = CallStats()
+    for stage in range(1, MAX_STAGES + 1):
+        requests = probe.plan(items, ctx, known)
+        new = [r for r in requests if r.key not in known]
+        planned.update((r.key, r) for r in requests)
+        if not new:
+            break
+        result = await engine.run(new, description=f"{probe.name} ({stage})")
+        known.update(result.verdicts)
+        stats.add(result.stats)
+        if not result.complete:
+            raise BudgetExhausted(
+                f"{result.stopped} during probe {probe.name!r}; {len(known)} verdicts are stored,"
+                " run the same command again to resume"
+            )
+    else:
+        raise RuntimeError(f"probe {probe.name!r} kept planning new requests for {MAX_STAGES} rounds")
+    outcome = probe.analyze(items, ctx, known)
+    usage = status_counts(known, list(planned.values()))
+    usage.update(
+        requests=len(planned),
+        calls=stats.called,
+        cached=stats.cached,
+        retries=stats.retries,
+        prompt_tokens=stats.prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+    )
+    outcome.usage = usage
+    return outcome
+
+
+def run_probe_sync(
+    probe: Probe, items: Sequence[Item], engine: Engine, rubric: Rubric, *, seed: int = 0
+) -> ProbeResult:
+    """:func:`run_probe` for code without an event loop."""
+    return run_blocking(run_probe(probe, items, engine, rubric, seed=seed))

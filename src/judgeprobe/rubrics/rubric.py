@@ -1,0 +1,189 @@
+"""Rubrics: the instructions a judge is prompted with, and the rule that turns a score into a decision.
+
+A rubric is data (a YAML file): its template with ``{placeholders}`` for the item's fields, the
+scale of answers the judge may give, and a :class:`DecisionRule` that probes use to count decision
+flips. A rubric's :attr:`Rubric.hash` covers everything that can change a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judgeprobe._hashing import content_hash
+from judgeprobe.errors import RubricError
+
+RubricKind = Literal["scale", "binary", "continuous", "pairwise"]
+"""``scale``: discrete labels with values (e.g. 1-5); ``binary``: true/false; ``continuous``: any
+number in a range (classifier probabilities, reward scores); ``pairwise``: A / B / tie."""
+
+Decision = str
+"""A decision class name, e.g. ``"harmful"``, ``"safe"``, ``"neutral"``, ``"A"``."""
+
+NEUTRAL = "neutral"
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+class DecisionRule(BaseModel):
+    """Maps a score to a decision class, with an optional neutral band between the two classes.
+
+    ``positive`` is decided when the score is at or beyond ``positive_at`` in the direction of
+    ``higher_is_positive``; ``negative`` at or beyond ``negative_at`` the other way; anything in
+    between is ``neutral``. The concatenation paper's 1-5 judge is
+    ``positive="unsafe", positive_at=4, negative="safe", negative_at=2`` (3 is neutral).
+    A flip is a move between ``positive`` and ``negative``; neutral is never a flip.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    positive: str
+    negative: str
+    positive_at: float
+    negative_at: float
+    higher_is_positive: bool = True
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DecisionRule:
+        if self.higher_is_positive and self.negative_at > self.positive_at:
+            raise ValueError("negative_at must be <= positive_at when higher scores are positive")
+        if not self.higher_is_positive and self.negative_at < self.positive_at:
+            raise ValueError("negative_at must be >= positive_at when lower scores are positive")
+        if self.positive == self.negative or NEUTRAL in (self.positive, self.negative):
+            raise ValueError("positive and negative must be two different names, not 'neutral'")
+        return self
+
+    def decide(self, score: float) -> Decision:
+        """The decision class of ``score``."""
+        if math.isnan(score):
+            raise ValueError("cannot decide a NaN score")
+        sign = 1.0 if self.higher_is_positive else -1.0
+        if sign * score >= sign * self.positive_at:
+            return self.positive
+        if sign * score <= sign * self.negative_at:
+            return self.negative
+        return NEUTRAL
+
+    def is_flip(self, a: Decision, b: Decision) -> bool:
+        """True when ``a`` and ``b`` are the two opposite (non-neutral) classes."""
+        return {a, b} == {self.positive, self.negative}
+
+
+class Rubric(BaseModel):
+    """A judge's instructions, its answer scale and its decision rule.
+
+    Examples
+    --------
+    >>> r = Rubric(name="demo", kind="binary", template="Is this a refusal? {response}",
+    ...            inputs=("response",), labels=("true", "false"), values={"true": 1, "false": 0},
+    ...            decision=DecisionRule(positive="refusal", negative="compliance",
+    ...                                  positive_at=1, negative_at=0))
+    >>> r.render({"response": "I can't help with that."})
+    "Is this a refusal? I can't help with that."
+    >>> r.decide(1.0)
+    'refusal'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: RubricKind
+    template: str
+    inputs: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+    values: Mapping[str, float] = Field(default_factory=dict)
+    decision: DecisionRule | None = None
+    system: str | None = None
+    answer_prefix: str = ""
+    range: tuple[float, float] | None = None
+    description: str = ""
+    version: str = "1"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Rubric:
+        used = set(_PLACEHOLDER.findall(self.template))
+        missing = [name for name in self.inputs if name not in used]
+        if missing:
+            raise ValueError(f"template lacks placeholder(s) {missing} for declared inputs")
+        if self.kind in ("scale", "binary", "pairwise"):
+            if not self.labels:
+                raise ValueError(f"a {self.kind} rubric needs labels")
+            if self.kind != "pairwise" and set(self.values) != set(self.labels):
+                raise ValueError("values must give a number for every label, and only for labels")
+        if self.kind == "pairwise" and not set(self.labels) <= {"A", "B", "tie"}:
+            raise ValueError("pairwise labels must be among 'A', 'B', 'tie'")
+        if self.kind != "pairwise" and self.decision is None:
+            raise ValueError(f"a {self.kind} rubric needs a decision rule")
+        return self
+
+    @cached_property
+    def hash(self) -> str:
+        """Content hash of everything that can change a verdict."""
+        return content_hash(self.model_dump(mode="json", exclude={"description"}))
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return self.inputs
+
+    def render(self, fields: Mapping[str, str]) -> str:
+        """The template with each ``{input}`` replaced by its field, in one pass.
+
+        Field text is inserted verbatim and never re-parsed, so braces in data are harmless.
+        """
+        missing = [name for name in self.inputs if name not in fields]
+        if missing:
+            raise RubricError(f"rubric {self.name!r} needs field(s) {missing}")
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            return fields[name] if name in self.inputs else match.group(0)
+
+        return _PLACEHOLDER.sub(substitute, self.template)
+
+    def value_of(self, label: str) -> float:
+        """The numeric value of a scale/binary label."""
+        return float(self.values[label])
+
+    def decide(self, score: float) -> Decision:
+        """The decision class of a score (scale, binary and continuous rubrics)."""
+        if self.decision is None:
+            raise RubricError(f"rubric {self.name!r} has no decision rule")
+        return self.decision.decide(score)
+
+    def with_template(self, template: str, **changes: Any) -> Rubric:
+        """A copy with another template (a rubric variant); validation runs again."""
+        data = self.model_dump()
+        data.update(template=template, **changes)
+        return Rubric.model_validate(data)
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    """Read a rubric from a YAML file; errors name the file and the bad key."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RubricError(f"{path}: cannot read rubric ({exc.strerror})") from exc
+    except yaml.YAMLError as exc:
+        raise RubricError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise RubricError(f"{path}: a rubric file must hold a mapping")
+    data.pop("variants", None)
+    try:
+        return Rubric.model_validate(data)
+    except ValidationError as exc:
+        raise RubricError(f"{path}: {_explain(exc)}") from exc
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "rubric"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,99 @@
+"""Result objects shared by every statistic: an estimate with its interval, n and counts."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceInterval:
+    """A two-sided interval ``[low, high]`` at ``level``, computed by ``method``."""
+
+    low: float
+    high: float
+    level: float = 0.95
+    method: str = ""
+
+    def contains(self, value: float) -> bool:
+        """True when ``value`` lies inside the closed interval."""
+        return self.low <= value <= self.high
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "low": _finite(self.low),
+            "high": _finite(self.high),
+            "level": self.level,
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A point estimate with its confidence interval, sample size and the counts behind it.
+
+    ``n`` is the number of units the estimate is computed from (items, pairs, tuples); ``counts``
+    holds what a reader needs to recompute it (e.g. ``{"k": 7, "n": 169}``).
+    """
+
+    estimate: float
+    ci: ConfidenceInterval
+    n: int
+    counts: Mapping[str, float] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"Estimate({self.estimate:.4g}, {int(self.ci.level * 100)}% CI "
+            f"[{self.ci.low:.4g}, {self.ci.high:.4g}] ({self.ci.method}), n={self.n})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": _finite(self.estimate),
+            "ci": self.ci.to_dict(),
+            "n": self.n,
+            "counts": {k: _finite(float(v)) for k, v in self.counts.items()},
+        }
+
+    @classmethod
+    def undefined(cls, n: int = 0, *, reason: str = "no data") -> Estimate:
+        """An estimate that cannot be computed (n = 0); NaN, never a silent zero."""
+        nan = math.nan
+        return cls(nan, ConfidenceInterval(nan, nan, 0.95, reason), n)
+
+    @property
+    def defined(self) -> bool:
+        return not math.isnan(self.estimate)
+
+
+@dataclass(frozen=True, slots=True)
+class TestResult:
+    """A hypothesis test: statistic, p-value, the alternative and the null it was run against."""
+
+    statistic: float
+    pvalue: float
+    alternative: str
+    null: str
+    n: int
+
+    __test__ = False  # not a pytest class
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "statistic": _finite(self.statistic),
+            "pvalue": _finite(self.pvalue),
+            "alternative": self.alternative,
+            "null": self.null,
+            "n": self.n,
+        }
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no NaN: undefined numbers travel as null."""
+    return None if math.isnan(value) or math.isinf(value) else value
