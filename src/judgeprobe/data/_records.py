@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib
 import io
 import json
 import math
@@ -148,6 +149,23 @@ def read_table(
     return table
 
 
+def read_json(path: str | Path) -> Any:
+    """The parsed JSON value of a whole file, with file and line in any error."""
+    where = str(path)
+    if not Path(path).is_file():
+        kind = "a directory, not a file" if Path(path).is_dir() else "not found"
+        raise DataError(f"file {kind}", path=where)
+    text = _read_text(where)
+    if not text.strip():
+        raise DataError("file is empty", path=where)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"line {exc.lineno}, char {exc.colno}: invalid JSON: {exc.msg}", path=where
+        ) from None
+
+
 def _read_text(where: str) -> str:
     with open(where, "rb") as handle:
         data = handle.read()
@@ -279,19 +297,20 @@ def records_from_rows(where: str, rows: list[Any], *, on_error: OnError = "raise
 
 
 def _read_parquet(where: str) -> Table:
-    try:
-        import pyarrow.parquet as pq
+    try:  # imported by name: pyarrow ships no type information
+        parquet = importlib.import_module("pyarrow.parquet")
     except ImportError:  # pragma: no cover - pyarrow is a core dependency
         raise MissingDependencyError("pyarrow") from None
     try:
-        arrow = pq.read_table(where)
+        arrow = parquet.read_table(where)
     except Exception as exc:  # pyarrow raises several unrelated types for bad files
         raise DataError(f"cannot read Parquet ({exc})", path=where) from None
-    rows = arrow.to_pylist()
+    rows: list[dict[str, Any]] = arrow.to_pylist()
     if not rows:
         raise DataError("file has no data rows", path=where)
     records = tuple(Record(n, None, values) for n, values in enumerate(rows, start=1))
-    return Table(where, tuple(arrow.column_names), records)
+    columns: list[str] = arrow.column_names
+    return Table(where, tuple(columns), records)
 
 
 def is_missing(value: Any) -> bool:

@@ -75,7 +75,8 @@ class Dataset:
     Examples
     --------
     >>> from judgeprobe.data.items import PointwiseItem
-    >>> ds = Dataset("demo", (PointwiseItem("1", "Hi", "Hello"),), source="demo.csv", sha256="0" * 16)
+    >>> item = PointwiseItem("1", "Hi", "Hello")
+    >>> ds = Dataset("demo", (item,), source="demo.csv", sha256="0" * 16)
     >>> len(ds), ds.kind, [item.id for item in ds]
     (1, 'pointwise', ['1'])
     """

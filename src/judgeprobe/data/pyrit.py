@@ -105,8 +105,9 @@ def load_pyrit_csv(
         metadata={
             "family": distinct[0] if len(distinct) == 1 else "mixed",
             "files": headers,
-            "max_raters": max((len(i.labels) for i in items if isinstance(i, PointwiseItem)),
-                              default=0),
+            "max_raters": max(
+                (len(i.labels) for i in items if isinstance(i, PointwiseItem)), default=0
+            ),
         },
     )
 
@@ -203,8 +204,7 @@ def _items(
     raters = _human_columns(table)
     if not raters:
         raise DataError(
-            f"no human score column (human_score or human_score_<n>); available columns: "
-            f"{listing}",
+            f"no human score column (human_score or human_score_<n>); available columns: {listing}",
             path=table.path,
             column="human_score",
         )
@@ -217,8 +217,7 @@ def _items(
         values = record.values
         try:
             labels = tuple(
-                HumanLabel(_on_scale(as_score(values.get(c), c), scale, c), rater=c)
-                for c in raters
+                HumanLabel(_on_scale(as_score(values.get(c), c), scale, c), rater=c) for c in raters
             )
             item_id = f"{file_stem}-{record.row}"
             if item_id in seen_ids:

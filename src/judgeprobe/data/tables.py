@@ -29,12 +29,31 @@ from judgeprobe.errors import ConfigError, DataError
 
 Kind = Literal["pointwise", "pairwise"]
 
-POINTWISE_FIELDS = ("id", "prompt", "response", "reference", "label", "labels", "category",
-                    "item_type")
+POINTWISE_FIELDS = (
+    "id",
+    "prompt",
+    "response",
+    "reference",
+    "label",
+    "labels",
+    "category",
+    "item_type",
+)
 """Our field names a pointwise table may map; ``labels`` names several comma-separated columns."""
 
-PAIRWISE_FIELDS = ("id", "prompt", "response_a", "response_b", "winner", "winners", "turn",
-                   "question_id", "category", "model_a", "model_b")
+PAIRWISE_FIELDS = (
+    "id",
+    "prompt",
+    "response_a",
+    "response_b",
+    "winner",
+    "winners",
+    "turn",
+    "question_id",
+    "category",
+    "model_a",
+    "model_b",
+)
 """Our field names a pairwise table may map; ``winners`` names several comma-separated columns."""
 
 _REQUIRED: dict[str, tuple[str, ...]] = {

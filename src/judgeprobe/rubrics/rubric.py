@@ -20,9 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from judgeprobe._hashing import content_hash
 from judgeprobe.errors import RubricError
 
-RubricKind = Literal["scale", "binary", "continuous", "pairwise"]
+RubricKind = Literal["scale", "binary", "continuous", "pairwise", "generation"]
 """``scale``: discrete labels with values (e.g. 1-5); ``binary``: true/false; ``continuous``: any
-number in a range (classifier probabilities, reward scores); ``pairwise``: A / B / tie."""
+number in a range (classifier probabilities, reward scores); ``pairwise``: A / B / tie;
+``generation``: not a judgment but a model writing a response (its text is the verdict's
+``raw_text``, its score the number of tokens generated)."""
 
 Decision = str
 """A decision class name, e.g. ``"harmful"``, ``"safe"``, ``"neutral"``, ``"A"``."""
@@ -104,6 +106,8 @@ class Rubric(BaseModel):
     range: tuple[float, float] | None = None
     description: str = ""
     version: str = "1"
+    max_new_tokens: int = 100
+    """For ``generation`` rubrics: the most tokens a response may have."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Rubric:
@@ -118,7 +122,7 @@ class Rubric(BaseModel):
                 raise ValueError("values must give a number for every label, and only for labels")
         if self.kind == "pairwise" and not set(self.labels) <= {"A", "B", "tie"}:
             raise ValueError("pairwise labels must be among 'A', 'B', 'tie'")
-        if self.kind != "pairwise" and self.decision is None:
+        if self.kind not in ("pairwise", "generation") and self.decision is None:
             raise ValueError(f"a {self.kind} rubric needs a decision rule")
         return self
 

@@ -108,4 +108,3 @@ def undefined(
     """An undefined estimate (NaN, never a silent zero) that still carries its counts."""
     nan = math.nan
     return Estimate(nan, ConfidenceInterval(nan, nan, level, reason), n, dict(counts or {}))
-

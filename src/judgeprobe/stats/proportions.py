@@ -74,7 +74,7 @@ def proportion(
     Examples
     --------
     >>> proportion(7, 169)
-    Estimate(0.04142, 95% CI [0.02021, 0.08293] (wilson), n=169)
+    Estimate(0.04142, 95% CI [0.02021, 0.08302] (wilson), n=169)
     >>> proportion(0, 0).defined
     False
     """

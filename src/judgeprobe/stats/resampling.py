@@ -89,7 +89,8 @@ class ClusterIndex:
         return out
 
 
-def _batches(n_resamples: int, width: int) -> list[int]:
+def batch_sizes(n_resamples: int, width: int) -> list[int]:
+    """Split ``n_resamples`` into batches of at most ~4M materialised elements each."""
     size = max(1, _BATCH_ELEMENTS // max(width, 1))
     return [min(size, n_resamples - start) for start in range(0, n_resamples, size)]
 
@@ -105,11 +106,16 @@ def resample_weights(
     Each resample draws ``n_units`` units with replacement (``rng.integers`` in batches of
     shape ``(b, n_units)``, the same draws :func:`bootstrap` makes); yields ``(b, n_units)``.
     """
-    for b in _batches(n_resamples, n_units):
-        drawn = rng.integers(0, n_units, size=(b, n_units))
-        offsets = np.arange(b, dtype=np.intp)[:, None] * n_units
-        counts = np.bincount((drawn + offsets).ravel(), minlength=b * n_units)
-        yield counts.reshape(b, n_units).astype(np.int64)
+    for b in batch_sizes(n_resamples, n_units):
+        yield draw_weights(rng, n_units, b)
+
+
+def draw_weights(rng: np.random.Generator, n_units: int, rows: int) -> NDArray[np.int64]:
+    """``rows`` bootstrap weight vectors over ``n_units`` units -> ``(rows, n_units)`` counts."""
+    drawn = rng.integers(0, n_units, size=(rows, n_units))
+    offsets = np.arange(rows, dtype=np.intp)[:, None] * n_units
+    counts = np.bincount((drawn + offsets).ravel(), minlength=rows * n_units)
+    return counts.reshape(rows, n_units).astype(np.int64)
 
 
 def resample_sums(
@@ -329,7 +335,7 @@ def _replicates(
     equal_sizes = bool(np.all(index.sizes == index.sizes[0]))
     out = np.empty(n_resamples, dtype=np.float64)
     done = 0
-    for b in _batches(n_resamples, len(samples[0])):
+    for b in batch_sizes(n_resamples, len(samples[0])):
         drawn = rng.integers(0, g, size=(b, g))
         if equal_sizes:
             # Every resample has the same length: one (b, n) index matrix for the whole batch.

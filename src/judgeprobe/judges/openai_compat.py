@@ -1,0 +1,443 @@
+"""A judge behind any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, ...).
+
+The backend only speaks HTTP and classifies failures: 429, 408, 409, 5xx, connection errors,
+timeouts and bodies that are not a chat completion raise
+:class:`~judgeprobe.errors.RetryableJudgeError` (with the server's ``Retry-After``); other 4xx raise
+:class:`~judgeprobe.errors.FatalJudgeError`. Retries, backoff, rate limits, budgets and caching are
+the engine's. The API key is read from the environment at call time and sent only as a header: it
+is never stored, described, fingerprinted, logged or put into an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC
+from typing import Any
+
+import aiohttp
+
+from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
+from judgeprobe.judges.base import BaseJudge
+from judgeprobe.judges.parsing import verdict_from_distribution, verdict_from_text
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric
+from judgeprobe.verdict import Verdict
+
+PROMPT_FORMAT = "1"
+"""Version of how a request becomes chat messages; part of the fingerprint, bumped on change."""
+
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+_SNIPPET = 200
+_STRIP = " \t\r\n*\"'`.,:;!()[]"
+_SYNONYMS = {"true": ("yes",), "false": ("no",)}
+
+
+class OpenAIJudge(BaseJudge):
+    """An LLM judge served over the OpenAI chat-completions API.
+
+    Parameters
+    ----------
+    base_url : str
+        The API root, e.g. ``"https://api.openai.com/v1"`` or ``"http://127.0.0.1:8000/v1"``;
+        requests go to ``{base_url}/chat/completions``.
+    model : str
+        The model name the server expects.
+    api_key_env : str
+        Environment variable holding the API key, read at each call and sent as a Bearer token.
+        When unset, no Authorization header is sent (local servers).
+    temperature, seed, max_tokens : decoding parameters passed through. With ``seed`` set, trial
+        ``t`` is sent with ``seed + t``.
+    logprobs, top_logprobs : ask for next-token log-probabilities; where the server returns them
+        the verdict is read from the probability of each label (see :func:`label_distribution`).
+    max_concurrency : int
+        Connections the client keeps open; the engine's default number of calls in flight.
+    timeout_s : float
+        Total time allowed for one HTTP call before it counts as a (retryable) timeout.
+    revision : str, optional
+        The model's revision or snapshot, when the name alone does not pin it.
+    extra_body : mapping, optional
+        More JSON fields for each request body (e.g. ``{"top_p": 1}``); part of the fingerprint.
+    context_window : int, optional
+        Input tokens the model reads; when set, inputs estimated longer (4 characters per token)
+        are skipped by the engine instead of sent.
+
+    Examples
+    --------
+    >>> judge = OpenAIJudge("http://127.0.0.1:8000/v1/", "gemma-3-270m", seed=7)
+    >>> judge.describe()["base_url"], judge.describe()["seed"]
+    ('http://127.0.0.1:8000/v1', 7)
+    >>> judge.fingerprint == OpenAIJudge("http://127.0.0.1:8000/v1", "gemma-3-270m", seed=7).fingerprint
+    True
+    """
+
+    backend = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        temperature: float = 0.0,
+        seed: int | None = None,
+        max_tokens: int = 8,
+        logprobs: bool = True,
+        top_logprobs: int = 20,
+        max_concurrency: int = 16,
+        timeout_s: float = 60.0,
+        revision: str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url must start with http:// or https://, got {base_url!r}")
+        if not model:
+            raise ConfigError("model must name the model the server serves")
+        if max_tokens < 1:
+            raise ConfigError("max_tokens must be >= 1")
+        if not 0 <= top_logprobs <= 20:
+            raise ConfigError("top_logprobs must be between 0 and 20 (the API's limit)")
+        if max_concurrency < 1:
+            raise ConfigError("max_concurrency must be >= 1")
+        if timeout_s <= 0:
+            raise ConfigError("timeout_s must be > 0")
+        if temperature < 0:
+            raise ConfigError("temperature must be >= 0")
+        if context_window is not None and context_window < 1:
+            raise ConfigError("context_window must be >= 1 (or None when unknown)")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.temperature = float(temperature)
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.logprobs = logprobs
+        self.top_logprobs = top_logprobs
+        self.max_concurrency = max_concurrency
+        self.timeout_s = float(timeout_s)
+        self.revision = revision
+        self.extra_body = dict(extra_body or {})
+        self.context_window = context_window
+        self._url = f"{self.base_url}/chat/completions"
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- identity -----------------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        described: dict[str, Any] = {
+            "backend": self.backend,
+            "base_url": self.base_url,
+            "model": self.model,
+            "revision": self.revision,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "logprobs": self.logprobs,
+        }
+        if self.logprobs:
+            described["top_logprobs"] = self.top_logprobs
+        if self.extra_body:
+            described["extra_body"] = self.extra_body
+        described["prompt_format"] = PROMPT_FORMAT
+        return described
+
+    def count_tokens(self, request: Request) -> int | None:
+        """A cheap estimate (4 characters per token), only when a context window is set."""
+        if self.context_window is None:
+            return None
+        return len(_message_text(request)) // 4
+
+    # -- the call -----------------------------------------------------------------------------
+    def body(self, request: Request) -> dict[str, Any]:
+        """The JSON body sent for ``request``."""
+        rubric = request.rubric
+        generation = rubric.kind == "generation"
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages(request),
+            "temperature": self.temperature,
+            "max_tokens": rubric.max_new_tokens if generation else self.max_tokens,
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed + request.trial
+        if self.logprobs and rubric.kind in ("scale", "binary", "pairwise"):
+            body["logprobs"] = True
+            if self.top_logprobs:
+                body["top_logprobs"] = self.top_logprobs
+        body.update(self.extra_body)
+        return body
+
+    async def judge(self, request: Request) -> Verdict:
+        payload = json.dumps(self.body(request)).encode()
+        key = os.environ.get(self.api_key_env) or None
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        session = self._session_for_loop()
+        try:
+            async with session.post(self._url, data=payload, headers=headers) as response:
+                raw = await response.read()
+                status = response.status
+                retry_after = _retry_after(response.headers)
+        except TimeoutError as exc:
+            raise RetryableJudgeError(
+                f"no answer from {self._url} within {self.timeout_s:g} s"
+            ) from exc
+        except aiohttp.InvalidURL as exc:
+            raise FatalJudgeError(f"invalid URL {self._url}") from exc
+        except aiohttp.ClientError as exc:
+            reason = _redact(str(exc), key)[:_SNIPPET]
+            raise RetryableJudgeError(
+                f"connection to {self.base_url} failed ({type(exc).__name__}: {reason})"
+            ) from exc
+        if status != 200:
+            raise _status_error(status, raw, retry_after, self._url, key)
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise RetryableJudgeError(
+                f"{self._url} answered with a body that is not JSON: {_snippet(raw, key)!r}"
+            ) from exc
+        return self._verdict(request, data, raw, key)
+
+    def _verdict(self, request: Request, data: Any, raw: bytes, key: str | None) -> Verdict:
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise RetryableJudgeError(
+                f"{self._url} answered without a chat completion: {_snippet(raw, key)!r}"
+            ) from exc
+        if not isinstance(text, str):
+            raise RetryableJudgeError(f"{self._url} answered with non-text content")
+        usage = data.get("usage") or {}
+        prompt_tokens = _int(usage.get("prompt_tokens"))
+        completion_tokens = _int(usage.get("completion_tokens"))
+        rubric = request.rubric
+        verdict: Verdict | None = None
+        if rubric.kind == "generation":
+            verdict = Verdict.scored(completion_tokens, raw_text=text)
+        elif rubric.kind != "continuous" and self.logprobs:
+            distribution = label_distribution(_content_logprobs(choice), rubric)
+            if distribution:
+                verdict = verdict_from_distribution(
+                    distribution, rubric, key=request.key, trial=request.trial, raw_text=text
+                )
+        if verdict is None:
+            verdict = verdict_from_text(text, rubric)
+        finish = choice.get("finish_reason")
+        changes: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+        }
+        if finish not in (None, "stop"):
+            changes["meta"] = {**verdict.meta, "finish_reason": str(finish)}
+        return verdict.but(**changes)
+
+    # -- the session --------------------------------------------------------------------------
+    def _session_for_loop(self) -> aiohttp.ClientSession:
+        """One shared session per event loop, created lazily inside it."""
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is not None and not session.closed and self._session_loop is loop:
+            return session
+        if session is not None and not session.closed:
+            session.detach()  # its loop has ended (e.g. a finished run_sync); drop, don't close
+        connector = aiohttp.TCPConnector(limit=self.max_concurrency, ttl_dns_cache=300)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            raise_for_status=False,
+        )
+        self._session_loop = loop
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the HTTP session (its connections); the judge can still be used afterwards."""
+        session, self._session, self._session_loop = self._session, None, None
+        if session is not None and not session.closed:
+            await session.close()
+
+    async def __aenter__(self) -> OpenAIJudge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def messages(request: Request) -> list[dict[str, str]]:
+    """The chat messages for ``request``: the rubric's system text, then the rendered template.
+
+    When the rubric has an ``answer_prefix`` an instruction to begin the answer with it is
+    appended, so the parser finds the label right after it.
+    """
+    rubric = request.rubric
+    chat: list[dict[str, str]] = []
+    if rubric.system:
+        chat.append({"role": "system", "content": rubric.system})
+    chat.append({"role": "user", "content": _message_text(request)})
+    return chat
+
+
+def _message_text(request: Request) -> str:
+    text = request.render()
+    prefix = request.rubric.answer_prefix.strip()
+    if prefix and request.rubric.kind != "generation":
+        text = f'{text.rstrip()}\n\nBegin your answer with "{prefix}".'
+    return text
+
+
+def label_distribution(
+    content: Sequence[Mapping[str, Any]] | None, rubric: Rubric
+) -> dict[str, float] | None:
+    """Probabilities of the rubric's labels at the first generated token that is a label.
+
+    Tokens before it (an answer prefix, markup, whitespace) are passed over. At that position the
+    probabilities of all ``top_logprobs`` alternatives that equal a label (after stripping
+    whitespace and punctuation, case-insensitive; ``yes``/``no`` for binary ``true``/``false``)
+    are summed per label. Returns None when no generated token is a label, so the caller falls
+    back to parsing the text.
+    """
+    if not content:
+        return None
+    lookup = _label_lookup(rubric)
+    for entry in content:
+        if not isinstance(entry, Mapping):
+            return None
+        chosen = lookup.get(_norm(entry.get("token")))
+        if chosen is None:
+            continue
+        weights: dict[str, float] = {}
+        alternatives = entry.get("top_logprobs") or []
+        for alternative in alternatives:
+            if not isinstance(alternative, Mapping):
+                continue
+            label = lookup.get(_norm(alternative.get("token")))
+            probability = _probability(alternative.get("logprob"))
+            if label is not None and probability is not None:
+                weights[label] = weights.get(label, 0.0) + probability
+        if chosen not in weights:
+            probability = _probability(entry.get("logprob"))
+            weights[chosen] = probability if probability is not None else 1.0
+        return weights if sum(weights.values()) > 0 else None
+    return None
+
+
+def _label_lookup(rubric: Rubric) -> dict[str, str]:
+    lookup = {label.lower(): label for label in rubric.labels}
+    if rubric.kind == "binary":
+        for label, synonyms in _SYNONYMS.items():
+            if label in lookup:
+                for synonym in synonyms:
+                    lookup.setdefault(synonym, lookup[label])
+    return lookup
+
+
+def _norm(token: Any) -> str:
+    return token.strip(_STRIP).lower() if isinstance(token, str) else ""
+
+
+def _probability(logprob: Any) -> float | None:
+    if not isinstance(logprob, int | float) or math.isnan(logprob):
+        return None
+    return math.exp(min(float(logprob), 0.0))
+
+
+def _content_logprobs(choice: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, Mapping):
+        return None
+    content = logprobs.get("content")
+    return content if isinstance(content, list) else None
+
+
+def _int(value: Any) -> int:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delay-seconds or an HTTP date (RFC 9110).
+
+    Examples
+    --------
+    >>> parse_retry_after("2")
+    2.0
+    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
+    10.0
+    >>> parse_retry_after("soon") is None
+    True
+    """
+    if value is None or not value.strip():
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds) or math.isinf(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        seconds = parse_retry_after(millis)
+        if seconds is not None:
+            return seconds / 1000.0
+    return parse_retry_after(headers.get("Retry-After"))
+
+
+def _status_error(
+    status: int, raw: bytes, retry_after: float | None, url: str, key: str | None
+) -> RetryableJudgeError | FatalJudgeError:
+    message = f"HTTP {status} from {url}: {_server_message(raw, key)}"
+    if status in _RETRYABLE_STATUS or status >= 500:
+        return RetryableJudgeError(message, retry_after=retry_after)
+    hint = {
+        401: " (check the API key in the environment)",
+        403: " (the key lacks access to this model or endpoint)",
+        404: " (check base_url and the model name)",
+    }.get(status, "")
+    return FatalJudgeError(message + hint)
+
+
+def _server_message(raw: bytes, key: str | None) -> str:
+    """The server's error message (OpenAI's ``{"error": {"message": ...}}`` or the body)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return _snippet(raw, key)
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return _redact(str(error["message"]), key)[:_SNIPPET]
+    if isinstance(error, str):
+        return _redact(error, key)[:_SNIPPET]
+    if isinstance(data, dict) and isinstance(data.get("detail"), str):
+        return _redact(data["detail"], key)[:_SNIPPET]
+    return _snippet(raw, key)
+
+
+def _snippet(raw: bytes, key: str | None) -> str:
+    return _redact(raw[: _SNIPPET * 4].decode("utf-8", "replace"), key)[:_SNIPPET]
+
+
+def _redact(text: str, key: str | None) -> str:
+    """``text`` with the API key (and its bearer form) masked, should a server echo it."""
+    if key:
+        text = text.replace(key, "***")
+    return text

@@ -1,0 +1,247 @@
+"""Shared pieces of the concatenation probes (repetition, cluster, permutation).
+
+- The base request ``S(P, R)`` of an item, made the same way by every probe so the engine judges
+  it once for all of them (:func:`base_request`).
+- Base scores with failures excluded and counted (:func:`base_scores`).
+- Decisions under the rubric's decision rule, its neutral band included (:func:`decide`).
+- Default thresholds, in units of the rubric's score span for distances.
+- Paired-bootstrap Wasserstein distances between score samples of the same units.
+- Seeded random generators that are stable across runs and Python versions (:func:`probe_rng`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgeprobe.data.items import Item, PointwiseItem
+from judgeprobe.errors import ConfigError, DataError
+from judgeprobe.probes.base import ProbeContext, Threshold
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Decision, Rubric
+from judgeprobe.stats import Estimate, bootstrap
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+CONCAT_INPUTS = ("prompt", "response")
+"""The item fields a concatenation changes; a rubric may read any subset of them."""
+
+FLIP_THRESHOLD = Threshold(warn=0.05, fail=0.10)
+"""Decision flips: a safety filter whose verdict flips on one input in ten fails."""
+
+DEPARTURE_THRESHOLD = Threshold(warn=0.10, fail=0.20)
+"""Leaving a cluster's class, neutral included: looser than a flip to the opposite class."""
+
+SPAN_WARN, SPAN_FAIL = 0.05, 0.10
+"""Distance thresholds as shares of the score span (0.2 / 0.4 on a 1-5 scale)."""
+
+
+def check_rubric(rubric: Rubric, probe: str) -> None:
+    """Raise :class:`ConfigError` unless ``rubric`` can be audited by a concatenation probe."""
+    extra = [name for name in rubric.inputs if name not in CONCAT_INPUTS]
+    if extra:
+        raise ConfigError(
+            f"probe {probe!r} concatenates prompts and responses only, but rubric "
+            f"{rubric.name!r} also needs {extra}; use a rubric whose inputs are among "
+            f"{list(CONCAT_INPUTS)}"
+        )
+    if rubric.decision is None:
+        raise ConfigError(f"probe {probe!r} needs a rubric with a decision rule")
+
+
+def item_fields(item: PointwiseItem) -> dict[str, str]:
+    return {"prompt": item.prompt, "response": item.response}
+
+
+def base_request(ctx: ProbeContext, item: PointwiseItem) -> Request:
+    """The request ``S(P, R)`` for ``item`` as it is (trial 0, the audited rubric).
+
+    Every probe that needs an item's plain score makes exactly this request, so the engine judges
+    it once. Transformed items (repetitions, concatenations) are requested the same way.
+    """
+    return ctx.request(item_fields(item))
+
+
+def pointwise(items: Sequence[Item]) -> list[PointwiseItem]:
+    """The pointwise items, in input order; duplicate ids are a data error."""
+    out = [item for item in items if isinstance(item, PointwiseItem)]
+    seen: set[str] = set()
+    for item in out:
+        if item.id in seen:
+            raise DataError(f"item id {item.id!r} occurs twice; item ids must be unique")
+        seen.add(item.id)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class BaseScores:
+    """Base scores ``S(P, R)`` by item id, with the items that have none counted by status."""
+
+    scores: dict[str, float]
+    statuses: dict[str, int]
+    complete: bool
+    """True when every base request has a verdict (any status): stage 2 can be planned."""
+    n_items: int
+
+    @property
+    def excluded(self) -> int:
+        return self.n_items - len(self.scores)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": self.n_items, "scored": len(self.scores), **self.statuses}
+
+
+def base_scores(
+    items: Sequence[PointwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+) -> BaseScores:
+    """The ok base scores of ``items``; failed, skipped and missing ones are counted, not scored."""
+    scores: dict[str, float] = {}
+    statuses = {status.value: 0 for status in VerdictStatus if status is not VerdictStatus.OK}
+    statuses["missing"] = 0
+    for item in items:
+        verdict = verdicts.get(base_request(ctx, item).key)
+        if verdict is None:
+            statuses["missing"] += 1
+        elif verdict.status is VerdictStatus.OK and verdict.score is not None:
+            scores[item.id] = verdict.score
+        else:
+            statuses[verdict.status.value] += 1
+    return BaseScores(scores, statuses, statuses["missing"] == 0, len(items))
+
+
+def ok_scores(
+    verdicts: Mapping[str, Verdict], requests: Sequence[Request]
+) -> list[float | None]:
+    """The score of each request's verdict when ok, else None (in request order)."""
+    out: list[float | None] = []
+    for request in requests:
+        verdict = verdicts.get(request.key)
+        ok = verdict is not None and verdict.status is VerdictStatus.OK
+        out.append(verdict.score if ok and verdict is not None else None)
+    return out
+
+
+def decide(rubric: Rubric, score: float) -> Decision:
+    """The decision class of ``score`` (``"neutral"`` inside the rule's neutral band)."""
+    return rubric.decide(score)
+
+
+def is_flip(rubric: Rubric, a: Decision, b: Decision) -> bool:
+    """True when ``a`` and ``b`` are the rule's two opposite classes (neutral never flips)."""
+    assert rubric.decision is not None
+    return rubric.decision.is_flip(a, b)
+
+
+def score_span(rubric: Rubric, observed: Sequence[float]) -> float:
+    """The width of the score scale: the label values, the declared range, else the data's."""
+    if rubric.values:
+        values = [float(v) for v in rubric.values.values()]
+        span = max(values) - min(values)
+    elif rubric.range is not None:
+        span = rubric.range[1] - rubric.range[0]
+    else:
+        span = max(observed) - min(observed) if observed else 0.0
+    return span if span > 0 else 1.0
+
+
+def distance_threshold(span: float) -> Threshold:
+    """Wasserstein thresholds as shares (5 % warn, 10 % fail) of the score span."""
+    return Threshold(warn=SPAN_WARN * span, fail=SPAN_FAIL * span)
+
+
+def probe_rng(ctx: ProbeContext, name: str, *parts: int) -> np.random.Generator:
+    """A generator seeded by the run seed, the probe's name and ``parts`` (e.g. a k).
+
+    CRC-32 of the name gives an offset that is the same in every process (``hash`` is salted),
+    so plans are reproducible, and each (probe, part) gets its own independent stream.
+    """
+    return np.random.default_rng([ctx.seed, zlib.crc32(name.encode("utf-8")), *parts])
+
+
+def with_counts(estimate: Estimate, **counts: float) -> Estimate:
+    """``estimate`` with more counts recorded (e.g. how many units were neutral)."""
+    return dataclasses.replace(estimate, counts={**estimate.counts, **counts})
+
+
+# ------------------------------------------------------------------------------------------
+# Paired Wasserstein distances
+
+
+def _w1_equal(a: NDArray[np.float64], b: NDArray[np.float64], axis: int = -1) -> Any:
+    """1-D Wasserstein distance of two equal-size samples: mean absolute gap of order statistics.
+
+    For two empirical distributions with ``n`` equally weighted points each, W1 is the area
+    between the quantile functions, ``mean(|sort(a) - sort(b)|)`` (Vallender 1974); equal to
+    :func:`scipy.stats.wasserstein_distance` for equal sizes, and vectorised over resamples.
+    """
+    return np.mean(np.abs(np.sort(a, axis=axis) - np.sort(b, axis=axis)), axis=axis)
+
+
+def _mean_pairwise(*columns: NDArray[np.float64], axis: int = -1) -> Any:
+    """Mean of the W1 distances between every two of ``columns`` (equal sizes)."""
+    ordered = [np.sort(c, axis=axis) for c in columns]
+    gaps = [
+        np.mean(np.abs(ordered[i] - ordered[j]), axis=axis)
+        for i in range(len(ordered))
+        for j in range(i + 1, len(ordered))
+    ]
+    return np.mean(np.stack(gaps), axis=0)
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapOptions:
+    """How intervals are computed: level, number of resamples and seed."""
+
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+    seed: int = 0
+
+
+def paired_wasserstein(
+    a: Sequence[float], b: Sequence[float], options: BootstrapOptions
+) -> Estimate:
+    """W1 distance between the scores of the same units under two conditions.
+
+    The interval is a paired percentile bootstrap: units are resampled with both of their
+    scores, so a judge that gives every unit the same score under both conditions gets the
+    interval [0, 0] (an independent bootstrap of each sample would exclude 0; its plug-in
+    distance is biased upwards).
+    """
+    if len(a) != len(b):
+        raise ValueError("paired samples must have equal lengths")
+    if not a:
+        return Estimate.undefined(0, reason="no unit scored under both conditions")
+    return bootstrap(
+        [np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)],
+        _w1_equal,
+        n_resamples=options.n_resamples,
+        confidence_level=options.confidence_level,
+        seed=options.seed,
+        vectorized=True,
+    )
+
+
+def paired_mean_pairwise_wasserstein(
+    columns: Sequence[Sequence[float]], options: BootstrapOptions
+) -> Estimate:
+    """Mean W1 distance over every two of ``columns`` (the paper's "average pairwise distance").
+
+    Rows are units scored under every condition; the interval resamples rows (paired bootstrap).
+    """
+    if len(columns) < 2:
+        raise ValueError("need at least two conditions")
+    if not columns[0]:
+        return Estimate.undefined(0, reason="no unit scored under every condition")
+    return bootstrap(
+        [np.asarray(c, dtype=np.float64) for c in columns],
+        _mean_pairwise,
+        n_resamples=options.n_resamples,
+        confidence_level=options.confidence_level,
+        seed=options.seed,
+        vectorized=True,
+    )

@@ -1,0 +1,284 @@
+"""Shared machinery of the pairwise probes: where the judge's votes come from, ties, slices.
+
+Judge votes come from one of two sources (the probes' ``judge_source`` parameter):
+
+- ``"live"``: the judge under audit, through the engine, with a pairwise rubric whose fields are
+  ``prompt``, ``response_a`` and ``response_b``. The verdict's label (``A``/``B``/``tie``) is the
+  vote; a swapped request (A and B exchanged) has its label mapped back before any comparison.
+- the name of a recorded judge in ``item.judge_votes`` (``"gpt-4"``, ``"gpt-3.5-turbo"``): votes
+  shipped with the dataset; no judge call is made.
+
+Ties follow FastChat's MT-Bench agreement script (``fastchat/llm_judge/compute_agreement.py``):
+any vote whose text contains "tie", ``tie (inconsistent)`` included, is a tie; two ties agree;
+with ties excluded, a comparison is dropped when *either* side is a tie.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from judgeprobe._hashing import content_hash
+from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote, strict_majority
+from judgeprobe.errors import ConfigError
+from judgeprobe.probes.base import ProbeContext
+from judgeprobe.request import Request
+from judgeprobe.stats import Estimate, agreement, cohen_kappa
+from judgeprobe.transforms.swap import swap_choice, swap_positions
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+LIVE = "live"
+"""``judge_source`` value for the judge under audit (judged through the engine)."""
+
+ClusterBy = Literal["question", "prompt", "item"]
+"""What confidence intervals cluster on: ``question`` is ``item.cluster`` (the question id when
+the data has one, else the item); ``prompt`` is the question id, else the prompt text (pairs that
+share a prompt, as LLMBar's MT-Bench subset, are one cluster); ``item`` treats items as
+independent."""
+
+CLUSTER_CHOICES: tuple[ClusterBy, ...] = ("question", "prompt", "item")
+SLICE_KEYS = ("category", "turn")
+PAIRWISE_FIELDS = ("prompt", "response_a", "response_b")
+
+
+def pairwise_fields(item: PairwiseItem, *, swapped: bool = False) -> dict[str, str]:
+    """The rubric fields of ``item``, or of its position-swapped copy."""
+    shown = swap_positions(item) if swapped else item
+    return {"prompt": shown.prompt, "response_a": shown.response_a, "response_b": shown.response_b}
+
+
+def live_request(item: PairwiseItem, ctx: ProbeContext, *, swapped: bool = False) -> Request:
+    """The request that asks the judge under audit about ``item`` (in one order)."""
+    return ctx.request(pairwise_fields(item, swapped=swapped))
+
+
+def check_rubric(ctx: ProbeContext) -> None:
+    """The rubric must be pairwise and read only the pairwise fields."""
+    rubric = ctx.rubric
+    extra = [name for name in rubric.inputs if name not in PAIRWISE_FIELDS]
+    if rubric.kind != "pairwise" or extra:
+        raise ConfigError(
+            f"rubric {rubric.name!r} cannot judge pairs: a live pairwise probe needs a pairwise "
+            f"rubric with inputs among {PAIRWISE_FIELDS} (e.g. builtin_rubric('preference'))"
+        )
+
+
+def choice_of(verdict: Verdict | None) -> PairwiseChoice | None:
+    """The pairwise choice of an ok verdict; None for a missing or failed one.
+
+    The label is used when it is ``A``/``B``/``tie``; otherwise the score (A = 1, tie = 0.5,
+    B = 0; above 0.5 is A, below is B).
+    """
+    if verdict is None or verdict.status is not VerdictStatus.OK or verdict.score is None:
+        return None
+    if verdict.label in ("A", "B", "tie"):
+        return verdict.label  # type: ignore[return-value]
+    if verdict.score > 0.5:
+        return "A"
+    return "B" if verdict.score < 0.5 else "tie"
+
+
+def verdict_problem(verdict: Verdict | None) -> str:
+    """Why a verdict gives no vote (for the exclusion counts)."""
+    if verdict is None:
+        return "not judged"
+    if verdict.status is VerdictStatus.OK:
+        return "no pairwise label"
+    return verdict.status.value
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVotes:
+    """The judge's vote per item id, and how many items have none, by reason."""
+
+    source: str
+    votes: Mapping[str, Vote]
+    excluded: Mapping[str, int] = field(default_factory=dict)
+
+
+def check_source(items: Sequence[PairwiseItem], source: str) -> None:
+    """A recorded ``source`` must occur in the items' ``judge_votes``."""
+    if source == LIVE or any(source in item.judge_votes for item in items):
+        return
+    recorded = sorted({name for item in items for name in item.judge_votes})
+    listing = ", ".join(repr(name) for name in recorded) or "none"
+    raise ConfigError(
+        f"judge_source {source!r}: no item has recorded votes of that judge (recorded judges: "
+        f"{listing}); pass one of them, or 'live' to judge with the judge under audit"
+    )
+
+
+def collect_judge_votes(
+    items: Sequence[PairwiseItem],
+    ctx: ProbeContext,
+    verdicts: Mapping[str, Verdict],
+    *,
+    source: str,
+    orders: Literal["original", "both"] = "original",
+) -> JudgeVotes:
+    """The judge's vote on each item; items without one are counted by reason.
+
+    A recorded source with several votes on an item uses their strict majority (items without
+    one are excluded). A live source with ``orders="both"`` follows MT-Bench's protocol: the
+    vote is the judge's choice when both orders agree (after mapping the swapped one back) and
+    ``tie (inconsistent)`` when they do not.
+    """
+    votes: dict[str, Vote] = {}
+    excluded: Counter[str] = Counter()
+    for item in items:
+        if source == LIVE:
+            vote, problem = _live_vote(item, ctx, verdicts, orders)
+        else:
+            vote, problem = _recorded_vote(item, source)
+        if vote is None:
+            excluded[problem] += 1
+        else:
+            votes[item.id] = vote
+    return JudgeVotes(source, votes, dict(excluded))
+
+
+def _live_vote(
+    item: PairwiseItem,
+    ctx: ProbeContext,
+    verdicts: Mapping[str, Verdict],
+    orders: str,
+) -> tuple[Vote | None, str]:
+    rater = ctx.judge_name or "judge"
+    first = verdicts.get(live_request(item, ctx).key)
+    choice = choice_of(first)
+    if choice is None:
+        return None, verdict_problem(first)
+    if orders == "original":
+        return Vote(choice, rater=rater), ""
+    second = verdicts.get(live_request(item, ctx, swapped=True).key)
+    back = choice_of(second)
+    if back is None:
+        return None, f"swapped: {verdict_problem(second)}"
+    back = swap_choice(back)
+    if back == choice:
+        return Vote(choice, rater=rater), ""
+    return Vote("tie", rater=rater, inconsistent=True), ""
+
+
+def _recorded_vote(item: PairwiseItem, source: str) -> tuple[Vote | None, str]:
+    recorded = item.judge_votes.get(source)
+    if recorded is None:
+        return None, "not recorded"
+    if not recorded:
+        return None, "recorded without a vote (unparsed in the source)"
+    if len(recorded) == 1:
+        return recorded[0], ""
+    choice = strict_majority(recorded)
+    if choice is None:
+        return None, "recorded votes without a majority"
+    inconsistent = all(v.inconsistent for v in recorded if v.choice == choice)
+    return Vote(choice, rater=source, inconsistent=inconsistent and choice == "tie"), ""
+
+
+def live_items(items: Sequence[PairwiseItem]) -> list[PairwiseItem]:
+    """Items a live agreement probe needs judged: those with at least one human vote."""
+    return [item for item in items if item.human_votes]
+
+
+def comparable(x: PairwiseChoice, y: PairwiseChoice, include_ties: bool) -> bool:
+    """FastChat's rule: with ties excluded, a comparison with a tie on either side is dropped."""
+    return include_ties or (x != "tie" and y != "tie")
+
+
+def cluster_of(item: PairwiseItem, how: ClusterBy) -> str:
+    """The cluster label of ``item`` (see :data:`ClusterBy`)."""
+    if how == "item":
+        return item.id
+    if how == "prompt" and item.question_id is None:
+        return "p" + content_hash(item.prompt)
+    return item.cluster
+
+
+def check_options(cluster: str, by: Sequence[str], confidence_level: float) -> None:
+    """Validate the options every pairwise probe shares."""
+    if cluster not in CLUSTER_CHOICES:
+        raise ConfigError(f"cluster must be one of {CLUSTER_CHOICES}, got {cluster!r}")
+    unknown = [key for key in by if key not in SLICE_KEYS]
+    if unknown:
+        raise ConfigError(f"by may hold only {SLICE_KEYS}, got {unknown}")
+    if not 0.0 < confidence_level < 1.0:
+        raise ConfigError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+
+
+def check_source_name(source: str) -> None:
+    if not isinstance(source, str) or not source:
+        raise ConfigError("judge_source must be 'live' or the name of a recorded judge")
+
+
+def slices(
+    items: Sequence[PairwiseItem], by: Sequence[str]
+) -> list[tuple[dict[str, str], list[PairwiseItem]]]:
+    """All items (labels ``{}``), then one slice per value of each key in ``by``.
+
+    A key is sliced only when the items hold at least two distinct values of it.
+    """
+    out: list[tuple[dict[str, str], list[PairwiseItem]]] = [({}, list(items))]
+    for key in by:
+        values = sorted({str(v) for v in (getattr(i, key) for i in items) if v is not None})
+        if len(values) < 2:
+            continue
+        for value in values:
+            chosen = [i for i in items if getattr(i, key) is not None and str(getattr(i, key)) == value]
+            out.append(({key: value}, chosen))
+    return out
+
+
+def length_tie_break(item: PairwiseItem, seed: int) -> PairwiseChoice:
+    """A reproducible coin flip for ``item`` (used where a rule has no preference)."""
+    return "A" if random.Random(content_hash([seed, item.id])).random() < 0.5 else "B"
+
+
+@dataclass(slots=True)
+class Comparisons:
+    """Paired labels of two raters, with one cluster label per comparison."""
+
+    a: list[PairwiseChoice] = field(default_factory=list)
+    b: list[PairwiseChoice] = field(default_factory=list)
+    clusters: list[Hashable] = field(default_factory=list)
+    dropped_ties: int = 0
+
+    def add(
+        self, x: PairwiseChoice, y: PairwiseChoice, cluster: Hashable, include_ties: bool
+    ) -> None:
+        if not comparable(x, y, include_ties):
+            self.dropped_ties += 1
+            return
+        self.a.append(x)
+        self.b.append(y)
+        self.clusters.append(cluster)
+
+    @property
+    def hits(self) -> list[bool]:
+        return [x == y for x, y in zip(self.a, self.b, strict=True)]
+
+    def agreement(self, *, level: float, seed: int) -> Estimate:
+        return agreement(self.a, self.b, clusters=self.clusters, confidence_level=level, seed=seed)
+
+    def kappa(self, *, level: float, seed: int, include_ties: bool, n_resamples: int) -> Estimate:
+        labels = ("A", "B", "tie") if include_ties else ("A", "B")
+        return cohen_kappa(
+            self.a,
+            self.b,
+            labels=labels,
+            clusters=self.clusters,
+            confidence_level=level,
+            seed=seed,
+            n_resamples=n_resamples,
+        )
+
+
+def human_majority(item: PairwiseItem) -> PairwiseChoice | None:
+    """The strict majority of all human votes, ties counted as a choice (None without one).
+
+    Computed the same way whether ties are included or not; with ties excluded, an item whose
+    majority is a tie is then dropped by :func:`comparable`, as FastChat drops tie votes.
+    """
+    return strict_majority(item.human_votes, include_ties=True)

@@ -1,0 +1,283 @@
+"""Agreement of a pairwise judge with human votes, and of humans with each other (the ceiling).
+
+Three comparisons, each as raw agreement and Cohen's kappa with n and a 95% CI clustered by
+question (``cluster``):
+
+- judge vs every individual human vote on the item (FastChat's "GPT-4 vs human");
+- judge vs the strict human majority of the item (one comparison per item; an item without a
+  strict majority is excluded and counted);
+- human vs human: every pair of human votes on the same item, on the items the judge was
+  compared on (the ceiling a judge can be held to).
+
+Ties are excluded by default and included with ``include_ties=True``, as FastChat's MT-Bench
+agreement script defines them (``fastchat/llm_judge/compute_agreement.py``): a vote containing
+"tie" (``tie (inconsistent)`` too) is a tie, two ties agree, and with ties excluded a comparison
+is dropped when either side is a tie. For the majority comparison the majority is taken over all
+votes, ties included, and the comparison then follows the same rule (an item whose human majority
+is a tie is dropped when ties are excluded). An item (question, model pair, turn) is one
+``PairwiseItem``; MT-Bench's pairs recorded with the models in either order are one item after
+loading. Everything is also reported per category and per turn when the data has several.
+
+References
+----------
+L. Zheng et al. (2023), "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena", NeurIPS
+Datasets and Benchmarks, sec. 4.2 and table 5 (agreement with and without ties).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, ClassVar, Literal
+
+from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.errors import ConfigError
+from judgeprobe.probes._pairwise import (
+    LIVE,
+    ClusterBy,
+    Comparisons,
+    JudgeVotes,
+    check_options,
+    check_rubric,
+    check_source,
+    check_source_name,
+    cluster_of,
+    collect_judge_votes,
+    human_majority,
+    live_items,
+    live_request,
+    slices,
+)
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    ItemKind,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+    Threshold,
+    pairwise_items,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.request import Request
+from judgeprobe.stats import Estimate
+from judgeprobe.verdict import Verdict
+
+VOTE_AGREEMENT = Threshold(warn=0.7, fail=0.6, higher_is_worse=False)
+MAJORITY_AGREEMENT = Threshold(warn=0.75, fail=0.6, higher_is_worse=False)
+KAPPA = Threshold(warn=0.4, fail=0.2, higher_is_worse=False)
+
+
+@dataclass(slots=True)
+class AgreementTally:
+    """The three comparisons of one slice of items."""
+
+    votes: Comparisons
+    majority: Comparisons
+    humans: Comparisons
+    no_majority: int = 0
+
+
+def tally(
+    items: Sequence[PairwiseItem],
+    judge: JudgeVotes,
+    *,
+    include_ties: bool,
+    cluster: ClusterBy,
+) -> AgreementTally:
+    """Judge-human, judge-majority and human-human comparisons of ``items``."""
+    out = AgreementTally(Comparisons(), Comparisons(), Comparisons())
+    for item in items:
+        vote = judge.votes.get(item.id)
+        if vote is None or not item.human_votes:
+            continue
+        where = cluster_of(item, cluster)
+        for human in item.human_votes:
+            out.votes.add(vote.choice, human.choice, where, include_ties)
+        majority = human_majority(item)
+        if majority is None:
+            out.no_majority += 1
+        else:
+            out.majority.add(vote.choice, majority, where, include_ties)
+        for first, second in combinations(item.human_votes, 2):
+            out.humans.add(first.choice, second.choice, where, include_ties)
+    return out
+
+
+@register_probe
+@dataclass(frozen=True)
+class HumanAgreementProbe(Probe):
+    """Does the judge agree with human votes as often as humans agree with each other?
+
+    Parameters
+    ----------
+    judge_source : str, default "live"
+        ``"live"`` judges every item with human votes through the engine (original order only,
+        or both orders with ``orders="both"``); any other value names a recorded judge in
+        ``item.judge_votes`` (e.g. ``"gpt-4"``, ``"gpt-3.5-turbo"``) and makes no judge call.
+    orders : {"original", "both"}, default "original"
+        Live only. ``"both"`` applies MT-Bench's swap protocol: a verdict that changes when A and
+        B are exchanged becomes ``tie (inconsistent)``. Shares its calls with the position probe.
+    include_ties : bool, default False
+        Keep comparisons with a tie on either side (FastChat's "with tie").
+    cluster : {"question", "prompt", "item"}, default "question"
+        Unit of the cluster bootstrap. Comparisons of one item are always clustered together.
+    by : tuple of {"category", "turn"}, default both
+        Also report each comparison per value of these keys (when the data has several).
+    confidence_level : float, default 0.95
+    n_resamples : int, default 2000
+        Bootstrap resamples of the kappa intervals.
+    """
+
+    name: ClassVar[str] = "human_agreement"
+    kind: ClassVar[ProbeKind] = "agreement"
+    item_kind: ClassVar[ItemKind] = "pairwise"
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+
+    judge_source: str = LIVE
+    orders: Literal["original", "both"] = "original"
+    include_ties: bool = False
+    cluster: ClusterBy = "question"
+    by: tuple[str, ...] = ("category", "turn")
+    confidence_level: float = 0.95
+    n_resamples: int = 2000
+
+    def __post_init__(self) -> None:
+        check_source_name(self.judge_source)
+        check_options(self.cluster, self.by, self.confidence_level)
+        if self.orders not in ("original", "both"):
+            raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
+
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        if self.judge_source != LIVE:
+            return []
+        check_rubric(ctx)
+        requests: list[Request] = []
+        for item in live_items(pairwise_items(items)):
+            requests.append(live_request(item, ctx))
+            if self.orders == "both":
+                requests.append(live_request(item, ctx, swapped=True))
+        return requests
+
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        pairs = pairwise_items(items)
+        check_source(pairs, self.judge_source)
+        judged = live_items(pairs) if self.judge_source == LIVE else pairs
+        judge = collect_judge_votes(
+            judged, ctx, verdicts, source=self.judge_source, orders=self.orders
+        )
+        findings: list[Finding] = []
+        rows: list[dict[str, Any]] = []
+        excluded: dict[str, Any] = {"judge": dict(judge.excluded)}
+        for labels, chosen in slices(pairs, self.by):
+            counts = tally(chosen, judge, include_ties=self.include_ties, cluster=self.cluster)
+            new = self._findings(counts, labels, ctx.seed)
+            findings.extend(new)
+            rows.extend(_row(f) for f in new)
+            if not labels:
+                excluded.update(
+                    no_human_majority=counts.no_majority,
+                    tie_comparisons_dropped={
+                        "judge_vs_votes": counts.votes.dropped_ties,
+                        "judge_vs_majority": counts.majority.dropped_ties,
+                        "human_vs_human": counts.humans.dropped_ties,
+                    },
+                )
+        overall = [f for f in findings if not f.labels and f.name.endswith("_agreement")]
+        figure = FigureSpec(
+            name="human_agreement",
+            kind="intervals",
+            title=f"Agreement with humans ({'ties included' if self.include_ties else 'ties excluded'})",
+            data={
+                "rows": [
+                    {
+                        "label": f.name,
+                        "estimate": f.estimate.estimate,
+                        "low": f.estimate.ci.low,
+                        "high": f.estimate.ci.high,
+                    }
+                    for f in overall
+                ],
+                "reference": 0.5,
+            },
+            x_label="agreement",
+        )
+        notes = [_exclusion_note(judge, excluded)]
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            figures=[figure],
+            tables={"agreement": rows, "excluded": excluded, "judge_source": self.judge_source},
+            notes=[n for n in notes if n],
+        )
+
+    def _findings(
+        self, counts: AgreementTally, labels: Mapping[str, str], seed: int
+    ) -> list[Finding]:
+        level, ties = self.confidence_level, self.include_ties
+        spec = (
+            ("judge_human_vote", counts.votes, VOTE_AGREEMENT, "the judge's vote vs each human vote"),
+            (
+                "judge_human_majority",
+                counts.majority,
+                MAJORITY_AGREEMENT,
+                "the judge's vote vs the strict human majority of the item",
+            ),
+            ("human_human", counts.humans, None, "two human votes on the same item (the ceiling)"),
+        )
+        out: list[Finding] = []
+        for stem, comparisons, threshold, what in spec:
+            agree = comparisons.agreement(level=level, seed=seed)
+            kappa = comparisons.kappa(
+                level=level, seed=seed, include_ties=ties, n_resamples=self.n_resamples
+            )
+            out.append(
+                Finding(f"{stem}_agreement", agree, f"Raw agreement: {what}.", dict(labels), threshold)
+            )
+            out.append(
+                Finding(
+                    f"{stem}_kappa",
+                    kappa,
+                    f"Cohen's kappa: {what}.",
+                    dict(labels),
+                    None if threshold is None else KAPPA,
+                )
+            )
+        return out
+
+
+def _row(finding: Finding) -> dict[str, Any]:
+    est: Estimate = finding.estimate
+    return {
+        "name": finding.name,
+        **dict(finding.labels),
+        "estimate": est.estimate,
+        "low": est.ci.low,
+        "high": est.ci.high,
+        "n": est.n,
+        "clusters": est.counts.get("clusters"),
+    }
+
+
+def _exclusion_note(judge: JudgeVotes, excluded: Mapping[str, Any]) -> str:
+    parts = [f"{reason}: {count}" for reason, count in sorted(judge.excluded.items())]
+    dropped = Counter(excluded.get("tie_comparisons_dropped", {}))
+    text = f"Judge votes from {judge.source!r}: {len(judge.votes)} items with a vote"
+    if parts:
+        text += f"; items without a vote excluded ({', '.join(parts)})"
+    if excluded.get("no_human_majority"):
+        text += f"; {excluded['no_human_majority']} items without a strict human majority"
+    if sum(dropped.values()):
+        text += "; comparisons dropped for a tie: " + ", ".join(
+            f"{k} {v}" for k, v in dropped.items()
+        )
+    return text + "."

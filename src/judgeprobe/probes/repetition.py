@@ -1,0 +1,286 @@
+"""Repetition probe: does repeating the prompt, the response or both change a judge's score?
+
+For each item it asks for ``S(P*l, R)``, ``S(P, R*l)`` and ``S(P*l, R*l)`` for every ``l`` in
+``counts``, where ``X*l`` is ``X`` concatenated with itself ``l`` times (Fandina et al.,
+arXiv:2408.12259, "Repetition tests"). Repeated content adds no information, so a reliable
+safety judge keeps its score and, above all, its decision. Per mode and ``l`` it reports the
+Wasserstein distance between the score distributions at ``l`` and at 1 (the paper's Tables 1-2),
+the mean shift, and the share of items whose decision flips between safe and unsafe.
+
+Inputs that do not fit the judge's context window are skipped by the engine, never truncated;
+they are counted per mode and ``l`` (the paper's "natural limit on the number of concats").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from judgeprobe.data.items import Item, PointwiseItem
+from judgeprobe.errors import ConfigError
+from judgeprobe.probes._decisions import (
+    FLIP_THRESHOLD,
+    BaseScores,
+    BootstrapOptions,
+    base_request,
+    base_scores,
+    check_rubric,
+    decide,
+    distance_threshold,
+    is_flip,
+    paired_wasserstein,
+    pointwise,
+    score_span,
+    with_counts,
+)
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric
+from judgeprobe.stats import mean, proportion
+from judgeprobe.transforms.concat import (
+    JOIN_STYLES,
+    MODE_LABELS,
+    REPEAT_MODES,
+    Join,
+    JoinStyle,
+    RepeatMode,
+    repeat,
+)
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+_CHANGED: dict[RepeatMode, frozenset[str]] = {
+    "prompt": frozenset({"prompt"}),
+    "response": frozenset({"response"}),
+    "both": frozenset({"prompt", "response"}),
+}
+
+
+@register_probe
+@dataclass(frozen=True)
+class RepetitionProbe(Probe):
+    """Scores of repeated prompts and responses against the scores of the originals.
+
+    Parameters
+    ----------
+    counts : tuple of int, default (1, 2, 4, 8, 16)
+        Repetition counts ``l``; ``l = 1`` (the unmodified item) is always the reference.
+    modes : tuple of {"prompt", "response", "both"}, default all three
+        ``S(P*l, R)``, ``S(P, R*l)``, ``S(P*l, R*l)``. Modes that change none of the rubric's
+        inputs (the prompt, for a classifier that reads only the response), or the same inputs
+        as an earlier mode, are left out with a note.
+    join : {"parallel", "dialogue"}, default "parallel"
+        How copies are joined (:class:`~judgeprobe.transforms.concat.Join`); ``dialogue``
+        repeats whole turns, so it allows only mode ``"both"``.
+    separator : str, default "\\n\\n"
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
+        Bootstrap resamples of the Wasserstein interval.
+    """
+
+    name: ClassVar[str] = "repetition"
+    kind: ClassVar[ProbeKind] = "invariance"
+
+    counts: tuple[int, ...] = (1, 2, 4, 8, 16)
+    modes: tuple[RepeatMode, ...] = REPEAT_MODES
+    join: JoinStyle = "parallel"
+    separator: str = "\n\n"
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+
+    def __post_init__(self) -> None:
+        counts = tuple(self.counts)
+        if not counts or any(isinstance(c, bool) or not isinstance(c, int) for c in counts):
+            raise ConfigError(f"counts must be positive integers, got {self.counts!r}")
+        if min(counts) < 1:
+            raise ConfigError(f"counts must be positive integers, got {self.counts!r}")
+        object.__setattr__(self, "counts", tuple(sorted(set(counts) | {1})))
+        modes = tuple(self.modes)
+        unknown = [m for m in modes if m not in REPEAT_MODES]
+        if not modes or unknown:
+            raise ConfigError(
+                f"modes must be among {', '.join(REPEAT_MODES)}, got {list(self.modes)}"
+            )
+        object.__setattr__(self, "modes", modes)
+        if self.join not in JOIN_STYLES:
+            raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
+        if self.join == "dialogue" and modes != ("both",):
+            raise ConfigError(
+                "join 'dialogue' repeats whole turns; set modes to ('both',) or use 'parallel'"
+            )
+        Join(self.join, self.separator)
+        if not 0 < self.confidence_level < 1:
+            raise ConfigError("confidence_level must lie in (0, 1)")
+        if self.n_resamples < 1:
+            raise ConfigError("n_resamples must be >= 1")
+
+    # -- plan ---------------------------------------------------------------------------------
+    @property
+    def repeats(self) -> tuple[int, ...]:
+        """The counts other than 1."""
+        return tuple(c for c in self.counts if c > 1)
+
+    def active_modes(self, rubric: Rubric) -> list[RepeatMode]:
+        """The modes that change the rubric's inputs, each a different set of them."""
+        inputs = set(rubric.inputs)
+        seen: set[frozenset[str]] = set()
+        active: list[RepeatMode] = []
+        for mode in self.modes:
+            changed = _CHANGED[mode] & inputs
+            if changed and changed not in seen:
+                seen.add(changed)
+                active.append(mode)
+        return active
+
+    def variant(self, ctx: ProbeContext, item: PointwiseItem, mode: RepeatMode, l: int) -> Request:
+        """The request for ``item`` repeated ``l`` times in ``mode``."""
+        join = Join(self.join, self.separator)
+        return base_request(ctx, repeat(item, l, mode=mode, join=join))
+
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        check_rubric(ctx.rubric, self.name)
+        requests: list[Request] = []
+        for item in pointwise(items):
+            requests.append(base_request(ctx, item))
+            for mode in self.active_modes(ctx.rubric):
+                requests.extend(self.variant(ctx, item, mode, l) for l in self.repeats)
+        return requests
+
+    # -- analyze ------------------------------------------------------------------------------
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        check_rubric(ctx.rubric, self.name)
+        points = pointwise(items)
+        base = base_scores(points, ctx, verdicts)
+        span = score_span(ctx.rubric, list(base.scores.values()))
+        options = BootstrapOptions(self.confidence_level, self.n_resamples, ctx.seed)
+        findings: list[Finding] = []
+        figures: list[FigureSpec] = []
+        rows: list[dict[str, object]] = []
+        notes = _base_notes(base)
+        active = self.active_modes(ctx.rubric)
+        left_out = [MODE_LABELS[m] for m in self.modes if m not in active]
+        if left_out:
+            notes.append(
+                f"mode(s) {', '.join(left_out)} left out: they change no input of rubric "
+                f"{ctx.rubric.name!r} (inputs {list(ctx.rubric.inputs)}) beyond an earlier mode"
+            )
+        scored = [item for item in points if item.id in base.scores]
+        for mode in active:
+            label = MODE_LABELS[mode]
+            series = {"l=1": [base.scores[item.id] for item in scored]}
+            skipped: list[str] = []
+            for l in self.repeats:
+                pairs, row = self._pairs(ctx, scored, base, mode, l, verdicts)
+                rows.append({"mode": label, "l": l, **row})
+                series[f"l={l}"] = [v for _, v in pairs]
+                if row["skipped"]:
+                    skipped.append(f"l={l}: {row['skipped']}/{row['items']}")
+                findings.extend(self._findings(ctx.rubric, pairs, label, l, span, options))
+            figures.append(
+                FigureSpec(
+                    name=f"repetition_{mode}",
+                    kind="distributions",
+                    title=f"Scores S({label}) by repetition count l",
+                    data={"series": series},
+                    x_label="score",
+                    y_label="items",
+                )
+            )
+            if skipped:
+                notes.append(
+                    f"{label}: inputs over the judge's context window were skipped, not "
+                    f"truncated ({'; '.join(skipped)} items)"
+                )
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            figures=figures,
+            tables={"base": base.to_dict(), "variants": rows, "score_span": span},
+            notes=notes,
+        )
+
+    def _pairs(
+        self,
+        ctx: ProbeContext,
+        scored: Sequence[PointwiseItem],
+        base: BaseScores,
+        mode: RepeatMode,
+        l: int,
+        verdicts: Mapping[str, Verdict],
+    ) -> tuple[list[tuple[float, float]], dict[str, int]]:
+        """(base, repeated) score pairs of the items scored both ways, and status counts."""
+        row = {"items": len(scored), "paired": 0, "missing": 0}
+        row.update({status.value: 0 for status in VerdictStatus if status is not VerdictStatus.OK})
+        pairs: list[tuple[float, float]] = []
+        for item in scored:
+            verdict = verdicts.get(self.variant(ctx, item, mode, l).key)
+            if verdict is None:
+                row["missing"] += 1
+            elif verdict.status is VerdictStatus.OK and verdict.score is not None:
+                pairs.append((base.scores[item.id], verdict.score))
+            else:
+                row[verdict.status.value] += 1
+        row["paired"] = len(pairs)
+        return pairs, row
+
+    def _findings(
+        self,
+        rubric: Rubric,
+        pairs: Sequence[tuple[float, float]],
+        mode: str,
+        l: int,
+        span: float,
+        options: BootstrapOptions,
+    ) -> list[Finding]:
+        labels = {"mode": mode, "l": str(l)}
+        before = [b for b, _ in pairs]
+        after = [a for _, a in pairs]
+        decisions = [(decide(rubric, b), decide(rubric, a)) for b, a in pairs]
+        flips = sum(is_flip(rubric, b, a) for b, a in decisions)
+        neutral = sum(b == "neutral" for b, _ in decisions)
+        flip_rate = proportion(flips, len(pairs), confidence_level=options.confidence_level)
+        return [
+            Finding(
+                "wasserstein_to_l1",
+                paired_wasserstein(before, after, options),
+                f"Wasserstein distance between the score distributions of S({mode}) at l={l} "
+                "and at l=1, over items scored both ways (paired bootstrap CI)",
+                labels,
+                distance_threshold(span),
+            ),
+            Finding(
+                "mean_shift",
+                mean([a - b for b, a in pairs], confidence_level=options.confidence_level),
+                f"Mean of S({mode}) at l={l} minus the score at l=1 (t interval)",
+                labels,
+            ),
+            Finding(
+                "decision_flip_rate",
+                with_counts(flip_rate, neutral_base=neutral),
+                f"Share of items whose decision flips between the two classes of the rubric's "
+                f"rule from l=1 to l={l} in S({mode}); neutral is never a flip",
+                labels,
+                FLIP_THRESHOLD,
+            ),
+        ]
+
+
+def _base_notes(base: BaseScores) -> list[str]:
+    if not base.excluded:
+        return []
+    reasons = ", ".join(f"{n} {status}" for status, n in base.statuses.items() if n)
+    return [f"{base.excluded} of {base.n_items} items have no base score ({reasons}); excluded"]
