@@ -45,7 +45,7 @@ class CallStats:
     completion_tokens: int = 0
 
     def add(self, other: CallStats) -> None:
-        for name in self.__slots__:  # type: ignore[attr-defined]
+        for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def to_dict(self) -> dict[str, int]:

@@ -214,6 +214,21 @@ class RunStore:
         ).fetchone()
         return None if row is None else (int(row[0]), json.loads(row[1]), str(row[2]))
 
+    def run(self, run_id: int) -> dict[str, Any] | None:
+        """Run ``run_id``: id, started and finished (epoch seconds), status and config."""
+        row = self._db.execute(
+            "SELECT id, started, finished, status, config FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        return {
+            "id": int(row[0]),
+            "started": float(row[1]),
+            "finished": None if row[2] is None else float(row[2]),
+            "status": str(row[3]),
+            "config": json.loads(row[4]),
+        }
+
     def results(self, run_id: int) -> dict[str, dict[str, Any]]:
         rows = self._db.execute(
             "SELECT name, body FROM results WHERE run_id = ? ORDER BY rowid", (run_id,)

@@ -49,9 +49,6 @@ class CallableJudge(BaseJudge):
         self.max_concurrency = max_concurrency
         self.context_window = context_window
         self.params = dict(params or {})
-        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-            getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
-        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -67,13 +64,9 @@ class CallableJudge(BaseJudge):
         return len(request.render().split())
 
     async def judge(self, request: Request) -> Verdict:
-        if self._is_async:
-            result = await self.fn(request)  # type: ignore[misc]
-        else:
-            result = self.fn(request)
-            if inspect.isawaitable(result):
-                result = await result
-        return to_verdict(result, request)  # type: ignore[arg-type]
+        outcome = self.fn(request)
+        result: JudgeResult = await outcome if inspect.isawaitable(outcome) else outcome
+        return to_verdict(result, request)
 
 
 def to_verdict(result: JudgeResult, request: Request) -> Verdict:

@@ -6,12 +6,15 @@
 - Decisions under the rubric's decision rule, its neutral band included (:func:`decide`).
 - Default thresholds, in units of the rubric's score span for distances.
 - Paired-bootstrap Wasserstein distances between score samples of the same units.
-- Seeded random generators that are stable across runs and Python versions (:func:`probe_rng`).
+- Seeded random generators that are stable across runs and Python versions (:func:`probe_rng`),
+  and distinct random tuples of parts (:func:`draw_tuples`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -114,9 +117,15 @@ def base_scores(
     return BaseScores(scores, statuses, statuses["missing"] == 0, len(items))
 
 
-def ok_scores(
-    verdicts: Mapping[str, Verdict], requests: Sequence[Request]
-) -> list[float | None]:
+def base_notes(base: BaseScores) -> list[str]:
+    """A note on the items excluded for want of a base score, if any."""
+    if not base.excluded:
+        return []
+    reasons = ", ".join(f"{n} {status}" for status, n in base.statuses.items() if n)
+    return [f"{base.excluded} of {base.n_items} items have no base score ({reasons}); excluded"]
+
+
+def ok_scores(verdicts: Mapping[str, Verdict], requests: Sequence[Request]) -> list[float | None]:
     """The score of each request's verdict when ok, else None (in request order)."""
     out: list[float | None] = []
     for request in requests:
@@ -161,6 +170,44 @@ def probe_rng(ctx: ProbeContext, name: str, *parts: int) -> np.random.Generator:
     so plans are reproducible, and each (probe, part) gets its own independent stream.
     """
     return np.random.default_rng([ctx.seed, zlib.crc32(name.encode("utf-8")), *parts])
+
+
+def draw_tuples(
+    rng: np.random.Generator, n: int, k: int, wanted: int, *, ordered: bool
+) -> tuple[list[tuple[int, ...]], bool]:
+    """Up to ``wanted`` distinct k-tuples of indices ``0..n-1``, and whether parts repeat.
+
+    Parts within a tuple are distinct when ``n >= k``; otherwise they are drawn with
+    replacement (returned flag True). ``ordered`` tuples differ by order; unordered ones are
+    returned sorted. When fewer distinct tuples exist than ``wanted``, all of them are returned.
+    Small spaces are enumerated and shuffled; large ones are sampled with rejection of repeats.
+    """
+    if n < 1 or k < 1 or wanted < 1:
+        return [], False
+    replace = n < k
+    if ordered:
+        possible = n**k if replace else math.perm(n, k)
+    else:
+        possible = math.comb(n + k - 1, k) if replace else math.comb(n, k)
+    target = min(wanted, possible)
+    if possible <= 4 * target:
+        space: list[tuple[int, ...]]
+        if ordered:
+            space = list(
+                itertools.product(range(n), repeat=k)
+                if replace
+                else itertools.permutations(range(n), k)
+            )
+        elif replace:
+            space = list(itertools.combinations_with_replacement(range(n), k))
+        else:
+            space = list(itertools.combinations(range(n), k))
+        return [space[int(i)] for i in rng.permutation(len(space))[:target]], replace
+    seen: dict[tuple[int, ...], None] = {}
+    while len(seen) < target:
+        drawn = tuple(int(i) for i in rng.choice(n, size=k, replace=replace))
+        seen.setdefault(drawn if ordered else tuple(sorted(drawn)), None)
+    return list(seen), replace
 
 
 def with_counts(estimate: Estimate, **counts: float) -> Estimate:

@@ -23,6 +23,7 @@ from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
+    base_notes,
     base_request,
     base_scores,
     check_rubric,
@@ -140,10 +141,12 @@ class RepetitionProbe(Probe):
                 active.append(mode)
         return active
 
-    def variant(self, ctx: ProbeContext, item: PointwiseItem, mode: RepeatMode, l: int) -> Request:
-        """The request for ``item`` repeated ``l`` times in ``mode``."""
+    def variant(
+        self, ctx: ProbeContext, item: PointwiseItem, mode: RepeatMode, times: int
+    ) -> Request:
+        """The request for ``item`` repeated ``times`` times in ``mode``."""
         join = Join(self.join, self.separator)
-        return base_request(ctx, repeat(item, l, mode=mode, join=join))
+        return base_request(ctx, repeat(item, times, mode=mode, join=join))
 
     def plan(
         self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
@@ -153,7 +156,7 @@ class RepetitionProbe(Probe):
         for item in pointwise(items):
             requests.append(base_request(ctx, item))
             for mode in self.active_modes(ctx.rubric):
-                requests.extend(self.variant(ctx, item, mode, l) for l in self.repeats)
+                requests.extend(self.variant(ctx, item, mode, times) for times in self.repeats)
         return requests
 
     # -- analyze ------------------------------------------------------------------------------
@@ -168,7 +171,7 @@ class RepetitionProbe(Probe):
         findings: list[Finding] = []
         figures: list[FigureSpec] = []
         rows: list[dict[str, object]] = []
-        notes = _base_notes(base)
+        notes = base_notes(base)
         active = self.active_modes(ctx.rubric)
         left_out = [MODE_LABELS[m] for m in self.modes if m not in active]
         if left_out:
@@ -181,13 +184,13 @@ class RepetitionProbe(Probe):
             label = MODE_LABELS[mode]
             series = {"l=1": [base.scores[item.id] for item in scored]}
             skipped: list[str] = []
-            for l in self.repeats:
-                pairs, row = self._pairs(ctx, scored, base, mode, l, verdicts)
-                rows.append({"mode": label, "l": l, **row})
-                series[f"l={l}"] = [v for _, v in pairs]
+            for times in self.repeats:
+                pairs, row = self._pairs(ctx, scored, base, mode, times, verdicts)
+                rows.append({"mode": label, "l": times, **row})
+                series[f"l={times}"] = [v for _, v in pairs]
                 if row["skipped"]:
-                    skipped.append(f"l={l}: {row['skipped']}/{row['items']}")
-                findings.extend(self._findings(ctx.rubric, pairs, label, l, span, options))
+                    skipped.append(f"l={times}: {row['skipped']}/{row['items']}")
+                findings.extend(self._findings(ctx.rubric, pairs, label, times, span, options))
             figures.append(
                 FigureSpec(
                     name=f"repetition_{mode}",
@@ -219,7 +222,7 @@ class RepetitionProbe(Probe):
         scored: Sequence[PointwiseItem],
         base: BaseScores,
         mode: RepeatMode,
-        l: int,
+        times: int,
         verdicts: Mapping[str, Verdict],
     ) -> tuple[list[tuple[float, float]], dict[str, int]]:
         """(base, repeated) score pairs of the items scored both ways, and status counts."""
@@ -227,7 +230,7 @@ class RepetitionProbe(Probe):
         row.update({status.value: 0 for status in VerdictStatus if status is not VerdictStatus.OK})
         pairs: list[tuple[float, float]] = []
         for item in scored:
-            verdict = verdicts.get(self.variant(ctx, item, mode, l).key)
+            verdict = verdicts.get(self.variant(ctx, item, mode, times).key)
             if verdict is None:
                 row["missing"] += 1
             elif verdict.status is VerdictStatus.OK and verdict.score is not None:
@@ -242,11 +245,11 @@ class RepetitionProbe(Probe):
         rubric: Rubric,
         pairs: Sequence[tuple[float, float]],
         mode: str,
-        l: int,
+        times: int,
         span: float,
         options: BootstrapOptions,
     ) -> list[Finding]:
-        labels = {"mode": mode, "l": str(l)}
+        labels = {"mode": mode, "l": str(times)}
         before = [b for b, _ in pairs]
         after = [a for _, a in pairs]
         decisions = [(decide(rubric, b), decide(rubric, a)) for b, a in pairs]
@@ -257,7 +260,7 @@ class RepetitionProbe(Probe):
             Finding(
                 "wasserstein_to_l1",
                 paired_wasserstein(before, after, options),
-                f"Wasserstein distance between the score distributions of S({mode}) at l={l} "
+                f"Wasserstein distance between the score distributions of S({mode}) at l={times} "
                 "and at l=1, over items scored both ways (paired bootstrap CI)",
                 labels,
                 distance_threshold(span),
@@ -265,22 +268,15 @@ class RepetitionProbe(Probe):
             Finding(
                 "mean_shift",
                 mean([a - b for b, a in pairs], confidence_level=options.confidence_level),
-                f"Mean of S({mode}) at l={l} minus the score at l=1 (t interval)",
+                f"Mean of S({mode}) at l={times} minus the score at l=1 (t interval)",
                 labels,
             ),
             Finding(
                 "decision_flip_rate",
                 with_counts(flip_rate, neutral_base=neutral),
                 f"Share of items whose decision flips between the two classes of the rubric's "
-                f"rule from l=1 to l={l} in S({mode}); neutral is never a flip",
+                f"rule from l=1 to l={times} in S({mode}); neutral is never a flip",
                 labels,
                 FLIP_THRESHOLD,
             ),
         ]
-
-
-def _base_notes(base: BaseScores) -> list[str]:
-    if not base.excluded:
-        return []
-    reasons = ", ".join(f"{n} {status}" for status, n in base.statuses.items() if n)
-    return [f"{base.excluded} of {base.n_items} items have no base score ({reasons}); excluded"]

@@ -441,7 +441,8 @@ def mean(
         )
         low = float(res.confidence_interval.low)
         high = float(res.confidence_interval.high)
-    return Estimate(m, ConfidenceInterval(low, high, level, method), n, counts)
+    name = "t" if method == "t" else "bootstrap percentile"
+    return Estimate(m, ConfidenceInterval(low, high, level, name), n, counts)
 
 
 def clustered_proportion(

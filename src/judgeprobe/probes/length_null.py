@@ -1,0 +1,482 @@
+"""The length-only null and its length-matched control.
+
+The null is a judge with no understanding: it picks the longer response (by characters; words and
+tokens as options; on equal lengths a seeded coin flip, or a tie). Its agreement with human votes
+and with the judge's own votes says how far "pick the longer one" goes on this data. That number
+alone proves nothing: length often co-varies with quality, so the null can ride a valid proxy.
+The control that separates a shared length bias from real judging is the length-matched bin:
+where the two responses have about the same length, the length cue carries no information, so a
+judge whose agreement with humans is a length trick must fall to the null's level there.
+
+For each length-gap bin (default ``<5%`` nested in ``<10%``, ``10-30%``, ``>30%``; the gap is
+``|len_a - len_b| / max(len_a, len_b)``) the probe reports the judge's and the null's agreement
+with the strict human majority on the same items (those where the judge and the majority can be
+compared, ties excluded by default as in :mod:`judgeprobe.probes.human_agreement`), and their
+paired difference, each with n and a CI clustered by question. An optional pre-registered
+:class:`~judgeprobe.falsifier.Falsifier` names one bin, a metric, a threshold and a direction;
+the probe reports whether the length-confound story holds, is refuted, or is inconclusive, with
+the interval that decided it.
+
+References
+----------
+L. Zheng et al. (2023), "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena", sec. 3.3
+(verbosity bias). P. Singhal et al. (2023), "A Long Way to Go: Investigating Length Correlations
+in RLHF", arXiv:2310.03716.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.errors import ConfigError
+from judgeprobe.falsifier import Falsifier, FalsifierVerdict, parse_falsifier
+from judgeprobe.probes._length import (
+    DEFAULT_BINS,
+    BinSpec,
+    LengthBin,
+    LengthUnit,
+    OnEqual,
+    check_unit,
+    item_gap,
+    length_null_choice,
+    parse_bins,
+)
+from judgeprobe.probes._pairwise import (
+    LIVE,
+    ClusterBy,
+    Comparisons,
+    JudgeVotes,
+    check_options,
+    check_rubric,
+    check_source,
+    check_source_name,
+    cluster_of,
+    collect_judge_votes,
+    comparable,
+    human_majority,
+    live_items,
+    live_request,
+    slices,
+)
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    ItemKind,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+    Threshold,
+    pairwise_items,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.request import Request
+from judgeprobe.stats import Estimate, bootstrap, clustered_proportion
+from judgeprobe.verdict import Verdict
+
+NULL_JUDGE_AGREEMENT = Threshold(warn=0.8, fail=0.9, higher_is_worse=True)
+"""A judge that agrees with "pick the longer one" this often is hard to tell from it."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedRow:
+    """One item of the length-matched control: its gap and whether judge and null agree with
+    the human majority (None when the null's comparison is dropped for a tie)."""
+
+    gap: float
+    judge_hit: bool
+    null_hit: bool | None
+    cluster: str
+
+
+@dataclass(frozen=True, slots=True)
+class BinResult:
+    """The control on one bin: judge and null agreement, and their paired difference."""
+
+    bin: LengthBin
+    judge: Estimate
+    null: Estimate
+    difference: Estimate
+
+    def metric(self, name: str) -> Estimate:
+        return {
+            "judge_agreement": self.judge,
+            "null_agreement": self.null,
+            "judge_minus_null": self.difference,
+        }[name]
+
+
+def matched_rows(
+    items: Sequence[PairwiseItem],
+    judge: JudgeVotes,
+    *,
+    unit: LengthUnit,
+    on_equal: OnEqual,
+    include_ties: bool,
+    cluster: ClusterBy,
+    seed: int,
+) -> list[MatchedRow]:
+    """Items where the judge's vote and the human majority can be compared."""
+    rows: list[MatchedRow] = []
+    for item in items:
+        vote = judge.votes.get(item.id)
+        majority = human_majority(item)
+        if vote is None or majority is None or not comparable(vote.choice, majority, include_ties):
+            continue
+        null = length_null_choice(item, unit, on_equal=on_equal, seed=seed)
+        null_hit = null == majority if comparable(null, majority, include_ties) else None
+        rows.append(
+            MatchedRow(item_gap(item, unit), vote.choice == majority, null_hit, cluster_of(item, cluster))
+        )
+    return rows
+
+
+def _mean_difference(a: NDArray[Any], b: NDArray[Any], axis: int = -1) -> Any:
+    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+
+
+def bin_result(
+    rows: Sequence[MatchedRow], length_bin: LengthBin, *, level: float, seed: int, n_resamples: int
+) -> BinResult:
+    """Judge and null agreement with humans on the rows of ``length_bin``, and judge - null."""
+    inside = [r for r in rows if length_bin.contains(r.gap)]
+    judge = clustered_proportion(
+        [r.judge_hit for r in inside],
+        [r.cluster for r in inside],
+        confidence_level=level,
+        seed=seed,
+    )
+    with_null = [r for r in inside if r.null_hit is not None]
+    null = clustered_proportion(
+        [bool(r.null_hit) for r in with_null],
+        [r.cluster for r in with_null],
+        confidence_level=level,
+        seed=seed,
+    )
+    difference = bootstrap(
+        (
+            np.array([float(r.judge_hit) for r in with_null]),
+            np.array([float(bool(r.null_hit)) for r in with_null]),
+        ),
+        _mean_difference,
+        clusters=[r.cluster for r in with_null],
+        confidence_level=level,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
+    return BinResult(length_bin, judge, null, difference)
+
+
+@register_probe
+@dataclass(frozen=True)
+class LengthNullProbe(Probe):
+    """How far does "pick the longer response" go, and does the judge survive length-matching?
+
+    Parameters
+    ----------
+    judge_source : str, default "live"
+        ``"live"`` (the judge under audit, original order) or a recorded judge's name in
+        ``item.judge_votes``; see :mod:`judgeprobe.probes.human_agreement`.
+    unit : {"chars", "words", "tokens"}, default "chars"
+        Length unit of the null, the gap and the bins.
+    compare_units : tuple of units, default ("words", "tokens")
+        Further units for which the null's agreement is also reported.
+    on_equal : {"random", "tie"}, default "random"
+        The null's vote on equal lengths: a coin flip seeded by the run seed and item id, or tie.
+    include_ties : bool, default False
+        FastChat's tie rule (see :mod:`judgeprobe.probes._pairwise`).
+    bins : tuple of (label, low, high), default ``<5%``, ``<10%``, ``10-30%``, ``>30%``
+        Gap bins ``[low, high)``; ``high`` None is unbounded; bins may nest.
+    falsifier : Falsifier, optional
+        The pre-registered test (a mapping or YAML text is parsed into one).
+    cluster, by, confidence_level, n_resamples
+        As in :class:`~judgeprobe.probes.human_agreement.HumanAgreementProbe`.
+    """
+
+    name: ClassVar[str] = "length_null"
+    kind: ClassVar[ProbeKind] = "null"
+    item_kind: ClassVar[ItemKind] = "pairwise"
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+
+    judge_source: str = LIVE
+    unit: LengthUnit = "chars"
+    compare_units: tuple[LengthUnit, ...] = ("words", "tokens")
+    on_equal: OnEqual = "random"
+    include_ties: bool = False
+    bins: tuple[BinSpec, ...] = DEFAULT_BINS
+    falsifier: Falsifier | None = None
+    cluster: ClusterBy = "question"
+    by: tuple[str, ...] = ("category", "turn")
+    confidence_level: float = 0.95
+    n_resamples: int = 2000
+    _bins: tuple[LengthBin, ...] = field(init=False, repr=False, compare=False, default=())
+
+    def __post_init__(self) -> None:
+        check_source_name(self.judge_source)
+        check_options(self.cluster, self.by, self.confidence_level)
+        check_unit(self.unit)
+        for unit in self.compare_units:
+            check_unit(unit)
+        if self.on_equal not in ("random", "tie"):
+            raise ConfigError(f"on_equal must be 'random' or 'tie', got {self.on_equal!r}")
+        object.__setattr__(self, "bins", tuple(tuple(b) for b in self.bins))
+        object.__setattr__(self, "_bins", parse_bins(self.bins))
+        falsifier: Any = self.falsifier
+        if isinstance(falsifier, str):
+            object.__setattr__(self, "falsifier", parse_falsifier(falsifier))
+        elif isinstance(falsifier, Mapping):
+            object.__setattr__(self, "falsifier", Falsifier.model_validate(dict(falsifier)))
+        if self.falsifier is not None and self.falsifier.bin not in {b.label for b in self._bins}:
+            raise ConfigError(
+                f"the falsifier's bin {self.falsifier.bin!r} is not one of the probe's bins "
+                f"{[b.label for b in self._bins]}"
+            )
+
+    def params(self) -> dict[str, Any]:
+        out = super().params()
+        out["falsifier"] = None if self.falsifier is None else self.falsifier.model_dump(mode="json")
+        out["bins"] = [list(b) for b in self.bins]
+        return out
+
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        if self.judge_source != LIVE:
+            return []
+        check_rubric(ctx)
+        return [live_request(item, ctx) for item in live_items(pairwise_items(items))]
+
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        pairs = pairwise_items(items)
+        check_source(pairs, self.judge_source)
+        judged = live_items(pairs) if self.judge_source == LIVE else pairs
+        judge = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)
+        findings: list[Finding] = []
+        summary: list[dict[str, Any]] = []
+        bin_rows: list[dict[str, Any]] = []
+        overall_bins: dict[str, BinResult] = {}
+        overall_rows: list[MatchedRow] = []
+        for labels, chosen in slices(pairs, self.by):
+            new = self._agreement_findings(chosen, judge, labels, ctx.seed)
+            findings.extend(new)
+            summary.extend(_row(f) for f in new)
+            rows = matched_rows(
+                chosen,
+                judge,
+                unit=self.unit,
+                on_equal=self.on_equal,
+                include_ties=self.include_ties,
+                cluster=self.cluster,
+                seed=ctx.seed,
+            )
+            for length_bin in self._bins:
+                result = bin_result(
+                    rows,
+                    length_bin,
+                    level=self.confidence_level,
+                    seed=ctx.seed,
+                    n_resamples=self.n_resamples,
+                )
+                findings.extend(self._bin_findings(result, labels))
+                bin_rows.append(_bin_row(result, labels))
+                if not labels:
+                    overall_bins[length_bin.label] = result
+            if not labels:
+                overall_rows = rows
+        tables: dict[str, Any] = {
+            "summary": summary,
+            "bins": bin_rows,
+            "gap_formula": "|len_a - len_b| / max(len_a, len_b)",
+            "unit": self.unit,
+            "excluded": {"judge": dict(judge.excluded)},
+        }
+        notes = [
+            f"Length-only null: picks the longer response by {self.unit} "
+            f"(equal lengths: {'seeded coin flip' if self.on_equal == 'random' else 'tie'}); "
+            "relative gap = |len_a - len_b| / max(len_a, len_b); bins are [low, high).",
+            _exclusion_note(judge),
+        ]
+        if self.falsifier is not None:
+            verdict = self._decide(self.falsifier, overall_rows, ctx.seed)
+            findings.append(_falsifier_finding(verdict))
+            tables["falsifier"] = verdict.to_dict()
+            notes.append(verdict.sentence())
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            figures=[_bins_figure(list(overall_bins.values()))],
+            tables=tables,
+            notes=notes,
+        )
+
+    def _decide(
+        self, falsifier: Falsifier, rows: Sequence[MatchedRow], seed: int
+    ) -> FalsifierVerdict:
+        length_bin = next(b for b in self._bins if b.label == falsifier.bin)
+        result = bin_result(
+            rows,
+            length_bin,
+            level=falsifier.confidence_level,
+            seed=seed,
+            n_resamples=self.n_resamples,
+        )
+        return falsifier.decide(result.metric(falsifier.metric))
+
+    def _agreement_findings(
+        self,
+        items: Sequence[PairwiseItem],
+        judge: JudgeVotes,
+        labels: Mapping[str, str],
+        seed: int,
+    ) -> list[Finding]:
+        level, ties = self.confidence_level, self.include_ties
+        judge_majority = Comparisons()
+        for item in items:
+            vote, majority = judge.votes.get(item.id), human_majority(item)
+            if vote is not None and majority is not None:
+                judge_majority.add(vote.choice, majority, cluster_of(item, self.cluster), ties)
+        out = [
+            Finding(
+                "judge_human_majority_agreement",
+                judge_majority.agreement(level=level, seed=seed),
+                "The judge's vote vs the strict human majority (reference for the null).",
+                dict(labels),
+            )
+        ]
+        for unit in dict.fromkeys((self.unit, *self.compare_units)):
+            votes, majority_c, own = Comparisons(), Comparisons(), Comparisons()
+            for item in items:
+                where = cluster_of(item, self.cluster)
+                null = length_null_choice(item, unit, on_equal=self.on_equal, seed=seed)
+                for human in item.human_votes:
+                    votes.add(null, human.choice, where, ties)
+                majority = human_majority(item)
+                if majority is not None:
+                    majority_c.add(null, majority, where, ties)
+                vote = judge.votes.get(item.id)
+                if vote is not None:
+                    own.add(null, vote.choice, where, ties)
+            tag = {**labels, "unit": unit}
+            out.append(
+                Finding(
+                    "null_human_vote_agreement",
+                    votes.agreement(level=level, seed=seed),
+                    f"Length-only null (longer by {unit}) vs each human vote.",
+                    tag,
+                )
+            )
+            out.append(
+                Finding(
+                    "null_human_majority_agreement",
+                    majority_c.agreement(level=level, seed=seed),
+                    f"Length-only null (longer by {unit}) vs the strict human majority.",
+                    tag,
+                )
+            )
+            out.append(
+                Finding(
+                    "null_judge_agreement",
+                    own.agreement(level=level, seed=seed),
+                    f"Length-only null (longer by {unit}) vs the judge's own votes: how often "
+                    "the judge picks the longer response.",
+                    tag,
+                    NULL_JUDGE_AGREEMENT,
+                )
+            )
+        return out
+
+    def _bin_findings(self, result: BinResult, labels: Mapping[str, str]) -> list[Finding]:
+        tag = {**labels, "bin": result.bin.label, "unit": self.unit}
+        where = f"on pairs with length gap in {result.bin.label}"
+        return [
+            Finding(
+                "bin_judge_agreement",
+                result.judge,
+                f"The judge vs the human majority {where}.",
+                tag,
+            ),
+            Finding(
+                "bin_null_agreement",
+                result.null,
+                f"The length-only null vs the human majority {where} (same items).",
+                tag,
+            ),
+            Finding(
+                "bin_judge_minus_null",
+                result.difference,
+                f"Judge minus null agreement with the human majority {where} (paired).",
+                tag,
+            ),
+        ]
+
+
+def _falsifier_finding(verdict: FalsifierVerdict) -> Finding:
+    f = verdict.falsifier
+    return Finding(
+        "falsifier",
+        verdict.estimate,
+        f"Pre-registered falsifier ({f.rule()}): the story '{f.story}' -> {verdict.outcome}; "
+        f"{verdict.reason}.",
+        {"bin": f.bin, "metric": f.metric, "verdict": verdict.outcome, "hash": f.hash},
+    )
+
+
+def _row(finding: Finding) -> dict[str, Any]:
+    est = finding.estimate
+    return {
+        "name": finding.name,
+        **dict(finding.labels),
+        "estimate": est.estimate,
+        "low": est.ci.low,
+        "high": est.ci.high,
+        "n": est.n,
+    }
+
+
+def _bin_row(result: BinResult, labels: Mapping[str, str]) -> dict[str, Any]:
+    row: dict[str, Any] = {**labels, "bin": result.bin.label}
+    for key, est in (
+        ("judge", result.judge),
+        ("null", result.null),
+        ("judge_minus_null", result.difference),
+    ):
+        row[key] = {"estimate": est.estimate, "low": est.ci.low, "high": est.ci.high, "n": est.n}
+    return row
+
+
+def _bins_figure(results: Sequence[BinResult]) -> FigureSpec:
+    rows = []
+    for result in results:
+        for who, est in (("judge", result.judge), ("length null", result.null)):
+            rows.append(
+                {
+                    "label": f"{who}, gap {result.bin.label} (n={est.n})",
+                    "estimate": est.estimate,
+                    "low": est.ci.low,
+                    "high": est.ci.high,
+                }
+            )
+    return FigureSpec(
+        name="length_matched_control",
+        kind="intervals",
+        title="Agreement with the human majority by length gap",
+        data={"rows": rows, "reference": 0.5},
+        x_label="agreement with the human majority",
+    )
+
+
+def _exclusion_note(judge: JudgeVotes) -> str:
+    parts = ", ".join(f"{reason}: {count}" for reason, count in sorted(judge.excluded.items()))
+    text = f"Judge votes from {judge.source!r}: {len(judge.votes)} items with a vote"
+    return text + (f"; excluded items ({parts})." if parts else ".")
+
