@@ -2,8 +2,8 @@
 
 A story about a judge ("its agreement with humans is a length confound") is tested by one number
 measured on one slice of the data (the length-matched bin), a threshold and a direction. The
-falsifier is declared as a small YAML file before the audit runs; afterwards :meth:`Falsifier.decide`
-returns one of three outcomes, with the confidence interval that decided it:
+falsifier is declared as a small YAML file before the audit runs; afterwards
+:meth:`Falsifier.decide` returns one of three outcomes, with the interval that decided it:
 
 - ``refuted``: the whole interval lies beyond the threshold on the side that kills the story;
 - ``holds``: the whole interval lies on the side the story predicts (the story survived a test
@@ -109,7 +109,11 @@ class Falsifier(BaseModel):
     def decide(self, estimate: Estimate) -> FalsifierVerdict:
         """The outcome for ``estimate`` (computed at this falsifier's confidence level)."""
         ci = estimate.ci
-        if estimate.defined and not math.isnan(ci.level) and abs(ci.level - self.confidence_level) > 1e-9:
+        if (
+            estimate.defined
+            and not math.isnan(ci.level)
+            and abs(ci.level - self.confidence_level) > 1e-9
+        ):
             raise ValueError(
                 f"the estimate's interval is at level {ci.level}, the falsifier declares "
                 f"{self.confidence_level}; recompute the interval at the declared level"

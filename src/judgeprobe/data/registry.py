@@ -9,6 +9,7 @@ environment variable) laid out like the project's shared data folder::
     llmbar:<subset>               e.g. llmbar:natural, llmbar:adversarial/neighbor,
                                   llmbar:processed/mt-bench (case-insensitive path tail)
     pandalm, hh-rlhf, evalbiasbench, attaq
+    demo, demo:refusal, demo:pairwise   the shipped demo set (no data root needed)
     judgebench, judgebench:gpt-4o, judgebench:claude
     mt-bench-human[:human|:gpt4_pair|:both]   from the Hugging Face hub (needs judgeprobe[hf])
 
@@ -27,6 +28,7 @@ from typing import Any
 from judgeprobe.data._records import guess_format, read_table
 from judgeprobe.data.attaq import load_attaq
 from judgeprobe.data.dataset import Dataset
+from judgeprobe.data.demo import load_demo
 from judgeprobe.data.mt_bench import HUB_ID, SPLITS, load_mt_bench_human
 from judgeprobe.data.pairwise_sets import (
     load_evalbiasbench,
@@ -97,6 +99,12 @@ def load_dataset(spec: str | Path, **options: Any) -> Dataset:
     """
     root = options.pop("root", None)
     text = str(spec)
+    if text in ("demo", "demo:pointwise", "demo:harm"):
+        return load_demo("pointwise")
+    if text == "demo:refusal":
+        return load_demo("pointwise", label="refusal")
+    if text in ("demo:pairwise", "demo-pairs"):
+        return load_demo("pairwise")
     if Path(text).exists():
         return _load_path(Path(text), options)
     loader, _, rest = text.partition(":")

@@ -248,7 +248,8 @@ class Engine:
                     coroutine: Coroutine[Any, Any, list[Verdict]] = _one(self.judge, batch[0])
                 else:
                     coroutine = self.judge.judge_batch(batch)
-                results = await asyncio.wait_for(coroutine, self.config.timeout_s)
+                async with asyncio.timeout(self.config.timeout_s):  # no extra task per call
+                    results = await coroutine
             except RetryableJudgeError as exc:
                 error, retry_after = f"{type(exc).__name__}: {exc}", exc.retry_after
             except TimeoutError:

@@ -30,3 +30,11 @@ __all__ = [
     "run_probe_sync",
     "status_counts",
 ]
+
+from judgeprobe.probes import (  # noqa: F401
+    human_agreement,
+    length_control,
+    length_null,
+    position,
+)
+from judgeprobe.probes import cluster, permutation, repetition  # noqa: F401

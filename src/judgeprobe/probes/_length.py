@@ -115,4 +115,4 @@ def parse_bins(spec: Sequence[Sequence[Any]]) -> tuple[LengthBin, ...]:
 def check_unit(unit: str) -> LengthUnit:
     if unit not in LENGTH_UNITS:
         raise ConfigError(f"length unit must be one of {LENGTH_UNITS}, got {unit!r}")
-    return unit  # type: ignore[return-value]
+    return unit

@@ -197,8 +197,12 @@ def cluster_of(item: PairwiseItem, how: ClusterBy) -> str:
     return item.cluster
 
 
-def check_options(cluster: str, by: Sequence[str], confidence_level: float) -> None:
+def check_options(
+    cluster: str, by: Sequence[str], confidence_level: float, min_slice_items: int = 1
+) -> None:
     """Validate the options every pairwise probe shares."""
+    if min_slice_items < 1:
+        raise ConfigError(f"min_slice_items must be >= 1, got {min_slice_items!r}")
     if cluster not in CLUSTER_CHOICES:
         raise ConfigError(f"cluster must be one of {CLUSTER_CHOICES}, got {cluster!r}")
     unknown = [key for key in by if key not in SLICE_KEYS]
@@ -214,11 +218,12 @@ def check_source_name(source: str) -> None:
 
 
 def slices(
-    items: Sequence[PairwiseItem], by: Sequence[str]
+    items: Sequence[PairwiseItem], by: Sequence[str], *, min_items: int = 1
 ) -> list[tuple[dict[str, str], list[PairwiseItem]]]:
     """All items (labels ``{}``), then one slice per value of each key in ``by``.
 
-    A key is sliced only when the items hold at least two distinct values of it.
+    A key is sliced only when the items hold at least two distinct values of it; slices with
+    fewer than ``min_items`` items are left out (too small for a useful interval).
     """
     out: list[tuple[dict[str, str], list[PairwiseItem]]] = [({}, list(items))]
     for key in by:
@@ -226,8 +231,11 @@ def slices(
         if len(values) < 2:
             continue
         for value in values:
-            chosen = [i for i in items if getattr(i, key) is not None and str(getattr(i, key)) == value]
-            out.append(({key: value}, chosen))
+            chosen = [
+                i for i in items if getattr(i, key) is not None and str(getattr(i, key)) == value
+            ]
+            if len(chosen) >= min_items:
+                out.append(({key: value}, chosen))
     return out
 
 

@@ -383,7 +383,9 @@ class _Outcome:
             self.statuses["mixed_parts"] += 1
 
 
-def _cluster(name: str, rule: str, members: tuple[str, ...], scores: Mapping[str, float]) -> Cluster:
+def _cluster(
+    name: str, rule: str, members: tuple[str, ...], scores: Mapping[str, float]
+) -> Cluster:
     values = [scores[i] for i in members]
     low = min(values) if values else float("nan")
     high = max(values) if values else float("nan")

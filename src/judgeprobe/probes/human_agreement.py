@@ -127,6 +127,8 @@ class HumanAgreementProbe(Probe):
         Unit of the cluster bootstrap. Comparisons of one item are always clustered together.
     by : tuple of {"category", "turn"}, default both
         Also report each comparison per value of these keys (when the data has several).
+    min_slice_items : int, default 20
+        Slices with fewer items are not reported.
     confidence_level : float, default 0.95
     n_resamples : int, default 2000
         Bootstrap resamples of the kappa intervals.
@@ -142,12 +144,13 @@ class HumanAgreementProbe(Probe):
     include_ties: bool = False
     cluster: ClusterBy = "question"
     by: tuple[str, ...] = ("category", "turn")
+    min_slice_items: int = 20
     confidence_level: float = 0.95
     n_resamples: int = 2000
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source)
-        check_options(self.cluster, self.by, self.confidence_level)
+        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
         if self.orders not in ("original", "both"):
             raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
 
@@ -176,7 +179,7 @@ class HumanAgreementProbe(Probe):
         findings: list[Finding] = []
         rows: list[dict[str, Any]] = []
         excluded: dict[str, Any] = {"judge": dict(judge.excluded)}
-        for labels, chosen in slices(pairs, self.by):
+        for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
             counts = tally(chosen, judge, include_ties=self.include_ties, cluster=self.cluster)
             new = self._findings(counts, labels, ctx.seed)
             findings.extend(new)
@@ -191,10 +194,11 @@ class HumanAgreementProbe(Probe):
                     },
                 )
         overall = [f for f in findings if not f.labels and f.name.endswith("_agreement")]
+        ties = "ties included" if self.include_ties else "ties excluded"
         figure = FigureSpec(
             name="human_agreement",
             kind="intervals",
-            title=f"Agreement with humans ({'ties included' if self.include_ties else 'ties excluded'})",
+            title=f"Agreement with humans ({ties})",
             data={
                 "rows": [
                     {
@@ -225,7 +229,12 @@ class HumanAgreementProbe(Probe):
     ) -> list[Finding]:
         level, ties = self.confidence_level, self.include_ties
         spec = (
-            ("judge_human_vote", counts.votes, VOTE_AGREEMENT, "the judge's vote vs each human vote"),
+            (
+                "judge_human_vote",
+                counts.votes,
+                VOTE_AGREEMENT,
+                "the judge's vote vs each human vote",
+            ),
             (
                 "judge_human_majority",
                 counts.majority,
@@ -241,7 +250,9 @@ class HumanAgreementProbe(Probe):
                 level=level, seed=seed, include_ties=ties, n_resamples=self.n_resamples
             )
             out.append(
-                Finding(f"{stem}_agreement", agree, f"Raw agreement: {what}.", dict(labels), threshold)
+                Finding(
+                    f"{stem}_agreement", agree, f"Raw agreement: {what}.", dict(labels), threshold
+                )
             )
             out.append(
                 Finding(

@@ -132,7 +132,9 @@ def matched_rows(
         null = length_null_choice(item, unit, on_equal=on_equal, seed=seed)
         null_hit = null == majority if comparable(null, majority, include_ties) else None
         rows.append(
-            MatchedRow(item_gap(item, unit), vote.choice == majority, null_hit, cluster_of(item, cluster))
+            MatchedRow(
+                item_gap(item, unit), vote.choice == majority, null_hit, cluster_of(item, cluster)
+            )
         )
     return rows
 
@@ -195,7 +197,7 @@ class LengthNullProbe(Probe):
         Gap bins ``[low, high)``; ``high`` None is unbounded; bins may nest.
     falsifier : Falsifier, optional
         The pre-registered test (a mapping or YAML text is parsed into one).
-    cluster, by, confidence_level, n_resamples
+    cluster, by, min_slice_items, confidence_level, n_resamples
         As in :class:`~judgeprobe.probes.human_agreement.HumanAgreementProbe`.
     """
 
@@ -213,13 +215,14 @@ class LengthNullProbe(Probe):
     falsifier: Falsifier | None = None
     cluster: ClusterBy = "question"
     by: tuple[str, ...] = ("category", "turn")
+    min_slice_items: int = 20
     confidence_level: float = 0.95
     n_resamples: int = 2000
     _bins: tuple[LengthBin, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source)
-        check_options(self.cluster, self.by, self.confidence_level)
+        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
         check_unit(self.unit)
         for unit in self.compare_units:
             check_unit(unit)
@@ -240,7 +243,9 @@ class LengthNullProbe(Probe):
 
     def params(self) -> dict[str, Any]:
         out = super().params()
-        out["falsifier"] = None if self.falsifier is None else self.falsifier.model_dump(mode="json")
+        out["falsifier"] = (
+            None if self.falsifier is None else self.falsifier.model_dump(mode="json")
+        )
         out["bins"] = [list(b) for b in self.bins]
         return out
 
@@ -264,7 +269,7 @@ class LengthNullProbe(Probe):
         bin_rows: list[dict[str, Any]] = []
         overall_bins: dict[str, BinResult] = {}
         overall_rows: list[MatchedRow] = []
-        for labels, chosen in slices(pairs, self.by):
+        for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
             new = self._agreement_findings(chosen, judge, labels, ctx.seed)
             findings.extend(new)
             summary.extend(_row(f) for f in new)
@@ -479,4 +484,3 @@ def _exclusion_note(judge: JudgeVotes) -> str:
     parts = ", ".join(f"{reason}: {count}" for reason, count in sorted(judge.excluded.items()))
     text = f"Judge votes from {judge.source!r}: {len(judge.votes)} items with a vote"
     return text + (f"; excluded items ({parts})." if parts else ".")
-

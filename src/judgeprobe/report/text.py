@@ -16,7 +16,8 @@ _INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
 )
 _NEWLINES = re.compile(r"[\r\n\t]+")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!~{}+\-=.:])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!~])")
+_MD_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 ELLIPSIS = "…"
@@ -55,20 +56,27 @@ def display_text(value: object, max_len: int | None = None) -> str:
 def escape_markdown(value: object, *, max_len: int | None = None) -> str:
     r"""``value`` as inert Markdown text: no markup, link, image, HTML or table cell break.
 
-    Angle brackets and ampersands become HTML entities (so raw HTML cannot start), Markdown
-    punctuation is backslash-escaped (CommonMark lets any ASCII punctuation be escaped), line
-    breaks become spaces (so a string cannot start a block) and long text is truncated.
+    Angle brackets and ampersands become HTML entities (so raw HTML cannot start), inline
+    Markdown punctuation and a leading list or heading marker are backslash-escaped (CommonMark
+    lets any ASCII punctuation be escaped), line breaks become spaces (so a string cannot start a
+    block) and long text is truncated.
 
     Examples
     --------
     >>> escape_markdown("<b>[x](javascript:y)</b>")
-    '&lt;b&gt;\\[x\\]\\(javascript\\:y\\)&lt;/b&gt;'
-    >>> escape_markdown("a|b")
-    'a\\|b'
+    '&lt;b&gt;\\[x\\]\\(javascript:y\\)&lt;/b&gt;'
+    >>> escape_markdown("1. a|b")
+    '1\\. a\\|b'
     """
     text = display_text(value, max_len)
     text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_BLOCK_START.sub(_escape_block_start, text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _escape_block_start(match: re.Match[str]) -> str:
+    marker = match.group(2)
+    return f"{match.group(1)}{marker[:-1]}\\{marker[-1]}"
 
 
 def fenced(text: str, info: str = "text") -> str:

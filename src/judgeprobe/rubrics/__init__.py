@@ -7,6 +7,7 @@ from pathlib import Path
 
 from judgeprobe.errors import RubricError
 from judgeprobe.rubrics.rubric import NEUTRAL, Decision, DecisionRule, Rubric, RubricKind, load_rubric
+from judgeprobe.rubrics.variants import Variant, VariantSet, load_variants
 
 __all__ = [
     "NEUTRAL",
@@ -14,10 +15,14 @@ __all__ = [
     "DecisionRule",
     "Rubric",
     "RubricKind",
+    "Variant",
+    "VariantSet",
     "builtin_rubric",
     "builtin_rubric_names",
+    "builtin_variants",
     "get_rubric",
     "load_rubric",
+    "load_variants",
 ]
 
 
@@ -42,6 +47,29 @@ def builtin_rubric(name: str) -> Rubric:
         )
     with resources.as_file(resources.files("judgeprobe.rubrics") / "builtin" / f"{name}.yaml") as p:
         return load_rubric(p)
+
+
+def builtin_variants(name: str) -> VariantSet:
+    """The reviewed variant set shipped for built-in rubric ``name`` (``<name>.variants.yaml``).
+
+    Sets ship for the judging rubrics (harmfulness, refusal, preference); the classifier and
+    reward-model templates (toxicity, reward) pass the text through and have none.
+    """
+    folder = resources.files("judgeprobe.rubrics") / "builtin"
+    entry = folder / f"{name}.variants.yaml"
+    if not entry.is_file():
+        shipped = sorted(
+            p.name.removesuffix(".variants.yaml")
+            for p in folder.iterdir()
+            if p.name.endswith(".variants.yaml")
+        )
+        raise RubricError(
+            f"no shipped variant set for rubric {name!r} (sets ship for {', '.join(shipped)}); "
+            "write one (docs/policy-invariance.md) or generate one with "
+            "judgeprobe.rubrics.generator"
+        )
+    with resources.as_file(entry) as p:
+        return load_variants(p)
 
 
 def get_rubric(spec: str | Path | Rubric) -> Rubric:

@@ -160,6 +160,12 @@ class Rubric(BaseModel):
             raise RubricError(f"rubric {self.name!r} has no decision rule")
         return self.decision.decide(score)
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Rubric:
+        """A validated copy with ``update`` applied (and its hash computed afresh)."""
+        data = self.model_dump()
+        data.update(update or {})
+        return Rubric.model_validate(data)
+
     def with_template(self, template: str, **changes: Any) -> Rubric:
         """A copy with another template (a rubric variant); validation runs again."""
         data = self.model_dump()

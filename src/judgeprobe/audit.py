@@ -1,0 +1,325 @@
+"""One audit: the selected probes on one judge, in one engine run, into one run store and card.
+
+An :class:`AuditConfig` is what ``judgeprobe audit CONFIG.yaml`` reads. Every probe shares the
+engine, so a request two probes need (the base score S(P, R), say) is judged once, and a second
+run of the same audit makes no judge call at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from judgeprobe.data import load_dataset
+from judgeprobe.data.dataset import Dataset
+from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore, run_blocking
+from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.judges.base import Judge
+from judgeprobe.judges.registry import build_judge
+from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names, run_probe
+from judgeprobe.rubrics import Rubric, get_rubric
+
+FailOn = Literal["warn", "fail", "never"]
+_INPUT_KEYS = ("rubric", "data", "data_options", "limit")
+
+
+class EngineOptions(BaseModel):
+    """How the engine calls the judge (see :class:`~judgeprobe.engine.EngineConfig`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=5, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    max_calls: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+    def engine_config(self, *, progress: bool | None) -> EngineConfig:
+        return EngineConfig(
+            concurrency=self.concurrency,
+            max_retries=self.max_retries,
+            timeout_s=self.timeout_s,
+            requests_per_minute=self.requests_per_minute,
+            tokens_per_minute=self.tokens_per_minute,
+            budget=Budget(self.max_calls, self.max_tokens),
+            progress=progress,
+        )
+
+
+class ThresholdOption(BaseModel):
+    """A pass/warn/fail threshold for every finding of one name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    warn: float | None = None
+    fail: float | None = None
+    higher_is_worse: bool = True
+
+    def threshold(self) -> Threshold:
+        return Threshold(self.warn, self.fail, self.higher_is_worse)
+
+
+class AuditConfig(BaseModel):
+    """An audit: which judge, rubric and data; which probes with which parameters; where to write.
+
+    A probe's entry holds its parameters, plus optional ``rubric``, ``data``, ``data_options`` and
+    ``limit`` that override the audit's own for that probe (pairwise probes need pairwise data and
+    a pairwise rubric).
+
+    Examples
+    --------
+    >>> AuditConfig.model_validate({"judge": "profanity", "rubric": "toxicity", "data": "demo",
+    ...                             "probes": {"repetition": {}}}).judge
+    'profanity'
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str = "llama"
+    judge_options: dict[str, Any] = Field(default_factory=dict)
+    rubric: str = "harmfulness"
+    data: str = "demo"
+    data_options: dict[str, Any] = Field(default_factory=dict)
+    limit: int | None = Field(default=None, ge=1)
+    probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    thresholds: dict[str, ThresholdOption] = Field(default_factory=dict)
+    seed: int = 0
+    out: str = "judgeprobe-out"
+    engine: EngineOptions = Field(default_factory=EngineOptions)
+    fail_on: FailOn = "fail"
+
+    @field_validator("probes", mode="before")
+    @classmethod
+    def _probe_list(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return {str(name): {} for name in value}
+        if isinstance(value, Mapping):
+            return {k: ({} if v is None else v) for k, v in value.items()}
+        return value
+
+    @field_validator("probes")
+    @classmethod
+    def _known_probes(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        known = probe_names()
+        for name in value:
+            if name not in known:
+                raise ValueError(f"unknown probe {name!r}; available: {', '.join(known)}")
+        return value
+
+
+def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
+    """Read an audit config from YAML; errors name the file and the bad key."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: an audit config must be a mapping of keys to values")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return parse_config(data, source=str(path))
+
+
+def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditConfig:
+    """Validate a config mapping; a bad key raises :class:`ConfigError` naming it."""
+    try:
+        return AuditConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"]) or "config"
+            problems.append(f"{where}: {error['msg']}")
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from exc
+
+
+@dataclass
+class AuditOutcome:
+    """What an audit produced: results per probe, where it wrote them, and how it ended."""
+
+    store_path: Path
+    run_id: int
+    results: dict[str, ProbeResult]
+    complete: bool
+    reason: str | None = None
+    card_paths: dict[str, Path] = field(default_factory=dict)
+    engine_totals: dict[str, int] = field(default_factory=dict)
+
+
+async def run_audit_async(
+    config: AuditConfig,
+    *,
+    judge: Judge | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+    write_card: bool = True,
+) -> AuditOutcome:
+    """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python)."""
+    from judgeprobe import __version__
+
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    store_path = out / "run.sqlite"
+    judge = judge if judge is not None else build_judge(config.judge, **config.judge_options)
+    store = RunStore(store_path)
+    try:
+        engine = Engine(judge, store, config.engine.engine_config(progress=progress))
+        datasets: dict[str, Dataset] = {}
+        plans = [_plan_probe(name, params, config, datasets) for name, params in config.probes.items()]
+        main_data = _dataset(config.data, config.data_options, datasets)
+        main_rubric = get_rubric(config.rubric)
+        record = {
+            "tool_version": __version__,
+            "command": command or "",
+            "judge": judge.describe(),
+            "judge_fingerprint": judge.fingerprint,
+            "rubric": _rubric_record(main_rubric),
+            "data": _data_record(main_data, config.limit),
+            "probes": {p.name: p.probe.params() for p in plans},
+            "probe_inputs": {
+                p.name: {"rubric": _rubric_record(p.rubric), "data": _data_record(p.dataset, p.limit)}
+                for p in plans
+            },
+            "seed": config.seed,
+            "thresholds": {k: v.model_dump() for k, v in config.thresholds.items()},
+            "fail_on": config.fail_on,
+            "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+        run_id = store.start_run(record)
+        results: dict[str, ProbeResult] = {}
+        reason: str | None = None
+        for plan in plans:
+            try:
+                result = await run_probe(
+                    plan.probe, plan.items, engine, plan.rubric, seed=config.seed
+                )
+            except BudgetExhausted as exc:
+                reason = str(exc)
+                break
+            result = _apply_thresholds(result, config.thresholds)
+            results[plan.name] = result
+            store.put_result(run_id, plan.name, result.to_dict())
+        store.put_result(run_id, "_engine", engine.totals.to_dict())
+        state = "complete" if reason is None else "incomplete"
+        store.put_result(run_id, "_status", {"state": state, "reason": reason})
+        store.finish_run(run_id, state)
+        outcome = AuditOutcome(
+            store_path, run_id, results, reason is None, reason, engine_totals=engine.totals.to_dict()
+        )
+        if write_card:
+            from judgeprobe.report import write_card as render
+
+            outcome.card_paths = render(store, out)
+        return outcome
+    finally:
+        store.close()
+        await judge.aclose()
+
+
+def run_audit(
+    config: AuditConfig,
+    *,
+    judge: Judge | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+    write_card: bool = True,
+) -> AuditOutcome:
+    """:func:`run_audit_async` for code without an event loop (scripts, notebooks)."""
+    return run_blocking(
+        run_audit_async(config, judge=judge, command=command, progress=progress, write_card=write_card)
+    )
+
+
+@dataclass
+class _ProbePlan:
+    name: str
+    probe: Any
+    rubric: Rubric
+    dataset: Dataset
+    items: list[Item]
+    limit: int | None
+
+
+def _plan_probe(
+    name: str, params: Mapping[str, Any], config: AuditConfig, datasets: dict[str, Dataset]
+) -> _ProbePlan:
+    cls = get_probe_class(name)
+    options = {k: v for k, v in params.items() if k not in _INPUT_KEYS}
+    accepted = set(inspect.signature(cls).parameters)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"probes.{name}: unknown parameter(s) {unknown}; {name} takes {sorted(accepted)}"
+        )
+    try:
+        probe = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"probes.{name}: {exc}") from exc
+    rubric = get_rubric(params.get("rubric", config.rubric))
+    data_spec = str(params.get("data", config.data))
+    data_options = dict(params.get("data_options", config.data_options))
+    dataset = _dataset(data_spec, data_options, datasets)
+    limit = params.get("limit", config.limit)
+    items = list(dataset.items[:limit] if limit else dataset.items)
+    wanted_pairwise = cls.item_kind == "pairwise"
+    if any(isinstance(i, PairwiseItem) != wanted_pairwise for i in items):
+        raise ConfigError(
+            f"probes.{name}: it audits {cls.item_kind} items, but data {data_spec!r} holds "
+            f"{dataset.kind} items; give the probe its own 'data' (and 'rubric')"
+        )
+    if rubric.kind not in cls.rubric_kinds:
+        raise ConfigError(
+            f"probes.{name}: it needs a {' or '.join(cls.rubric_kinds)} rubric, not the "
+            f"{rubric.kind} rubric {rubric.name!r}; give the probe its own 'rubric'"
+        )
+    return _ProbePlan(name, probe, rubric, dataset, items, limit)
+
+
+def _dataset(spec: str, options: Mapping[str, Any], cache: dict[str, Dataset]) -> Dataset:
+    key = f"{spec}|{sorted(options.items())}"
+    if key not in cache:
+        cache[key] = load_dataset(spec, **options)
+    return cache[key]
+
+
+def _rubric_record(rubric: Rubric) -> dict[str, Any]:
+    return {
+        "name": rubric.name,
+        "hash": rubric.hash,
+        "kind": rubric.kind,
+        "template": rubric.template,
+        "decision": None if rubric.decision is None else rubric.decision.model_dump(),
+    }
+
+
+def _data_record(dataset: Dataset, limit: int | None) -> dict[str, Any]:
+    n = len(dataset) if not limit else min(limit, len(dataset))
+    return {
+        "name": dataset.name,
+        "source": dataset.source,
+        "n": n,
+        "n_total": len(dataset),
+        "sha256": dataset.sha256,
+        "skipped": len(dataset.skipped),
+    }
+
+
+def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:
+    if not overrides:
+        return result
+    result.findings = [
+        f.with_threshold(overrides[f.name].threshold()) if f.name in overrides else f
+        for f in result.findings
+    ]
+    return result

@@ -1,0 +1,228 @@
+"""The judgeprobe command line: a thin layer over the Python API."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from judgeprobe.errors import JudgeprobeError
+
+app = typer.Typer(
+    help="Can this judge's numbers be believed? Reliability audits for automatic judges.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+out = Console()
+
+
+def _command_line() -> str:
+    return "judgeprobe " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the run store and the card.")] = Path(
+        "judgeprobe-demo"
+    ),
+    fail_on: Annotated[str, typer.Option(help="Exit non-zero at this status: warn, fail or never.")] = "never",
+) -> None:
+    """Audit the embedded default judge (Gemma 3 270M, offline) on the shipped demo data.
+
+    Runs every probe that applies and writes the Judge Card (card.html, card.md, card.json).
+    """
+    from judgeprobe.demo import demo_config
+
+    config = demo_config(out=str(out_dir), fail_on=fail_on)
+    _run(config, _command_line())
+
+
+@app.command()
+def audit(
+    config_path: Annotated[
+        Path | None, typer.Argument(help="Audit config YAML (judge, rubric, data, probes, thresholds).")
+    ] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")] = None,
+    data: Annotated[str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")] = None,
+    rubric: Annotated[str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")] = None,
+    probes: Annotated[str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")] = None,
+    out_dir: Annotated[str | None, typer.Option("--out", help="Output folder (run store + card).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N items.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for every sampled plan.")] = None,
+    max_calls: Annotated[int | None, typer.Option(help="Stop after this many judge calls (resume later).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Stop after this many tokens (resume later).")] = None,
+    fail_on: Annotated[str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")] = None,
+) -> None:
+    """Audit a judge: run the selected probes in one engine run and write its Judge Card.
+
+    Re-running the same audit makes no judge call: every verdict is in the run store.
+    """
+    from judgeprobe.audit import load_config, parse_config
+
+    overrides: dict[str, Any] = {
+        "judge": judge,
+        "data": data,
+        "rubric": rubric,
+        "out": out_dir,
+        "limit": limit,
+        "seed": seed,
+        "fail_on": fail_on,
+    }
+    if probes:
+        overrides["probes"] = [p.strip() for p in probes.split(",") if p.strip()]
+    if config_path is not None:
+        config = load_config(config_path, **overrides)
+    else:
+        if not probes:
+            raise typer.BadParameter("give a CONFIG.yaml or --probes")
+        config = parse_config({k: v for k, v in overrides.items() if v is not None}, source="options")
+    if max_calls is not None or max_tokens is not None:
+        config.engine.max_calls = max_calls or config.engine.max_calls
+        config.engine.max_tokens = max_tokens or config.engine.max_tokens
+    _run(config, _command_line())
+
+
+@app.command()
+def card(
+    store: Annotated[Path, typer.Argument(help="A run store (run.sqlite) written by an audit.")],
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Output folder (default: beside the store).")] = None,
+    fail_on: Annotated[str, typer.Option(help="Exit 1 at this status: warn, fail or never.")] = "never",
+) -> None:
+    """Render the Judge Card from a run store, without a single judge call."""
+    from judgeprobe.report import exit_code, write_card
+
+    if not store.is_file():
+        raise typer.BadParameter(f"no run store at {store}")
+    paths = write_card(store, out_dir or store.parent)
+    for kind, path in paths.items():
+        out.print(f"{kind}: {path}")
+    card_json = paths.get("json")
+    if card_json is not None:
+        import json
+
+        code = exit_code(json.loads(Path(card_json).read_text(encoding="utf-8")), fail_on=fail_on)
+        raise typer.Exit(code)
+
+
+@app.command()
+def score(
+    judge: Annotated[str, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")] = "llama",
+    rubric: Annotated[str, typer.Option(help="Rubric: a built-in name or a YAML path.")] = "harmfulness",
+    data: Annotated[str, typer.Option(help="Dataset: a short name or a path.")] = "demo",
+    store: Annotated[Path, typer.Option(help="Run store to cache verdicts in.")] = Path("judgeprobe-score.sqlite"),
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write verdicts to .csv or .jsonl.")] = None,
+    trials: Annotated[int, typer.Option(min=1, help="Independent reruns per item.")] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N items.")] = None,
+) -> None:
+    """Judge a dataset with a rubric; store every verdict and print a summary."""
+    from judgeprobe.data import load_dataset
+    from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
+    from judgeprobe.judges.registry import build_judge
+    from judgeprobe.rubrics import get_rubric
+    from judgeprobe.scoring import score_items
+
+    dataset = load_dataset(data)
+    items = list(dataset.items[:limit] if limit else dataset.items)
+    the_judge = build_judge(judge)
+    the_rubric = get_rubric(rubric)
+
+    async def go() -> Any:
+        try:
+            with RunStore(store) as run_store:
+                engine = Engine(the_judge, run_store, EngineConfig())
+                return await score_items(items, engine, the_rubric, trials=trials)
+        finally:
+            await the_judge.aclose()
+
+    result = run_blocking(go())
+    table = Table(title=f"{len(items)} items of {dataset.name} x {trials} trial(s), rubric {the_rubric.name}")
+    for column in ("status", "count"):
+        table.add_column(column)
+    counts: dict[str, int] = {}
+    for row in result.rows:
+        counts[row.verdict.status.value] = counts.get(row.verdict.status.value, 0) + 1
+    for status, count in sorted(counts.items()):
+        table.add_row(status, str(count))
+    out.print(table)
+    stats = result.stats
+    out.print(f"judge calls: {stats.called}, from the store: {stats.cached}, skipped: {stats.skipped}")
+    if output is not None:
+        out.print(f"verdicts: {result.write(output)}")
+    if result.stopped:
+        console.print(f"[yellow]stopped early: {result.stopped}; run again to resume[/]")
+
+
+@app.command("probes")
+def list_probes() -> None:
+    """List the probes an audit can run."""
+    from judgeprobe.probes import get_probe_class, probe_names
+
+    table = Table("probe", "kind", "items", "rubric kinds", "what it asks")
+    for name in probe_names():
+        cls = get_probe_class(name)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        table.add_row(name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
+    out.print(table)
+
+
+@app.command("rubrics")
+def list_rubrics() -> None:
+    """List the built-in rubrics."""
+    from judgeprobe.rubrics import builtin_rubric, builtin_rubric_names
+
+    table = Table("rubric", "kind", "hash", "decision")
+    for name in builtin_rubric_names():
+        rubric = builtin_rubric(name)
+        rule = rubric.decision
+        decision = "" if rule is None else f"{rule.positive} / {rule.negative}"
+        table.add_row(name, rubric.kind, rubric.hash, decision)
+    out.print(table)
+
+
+def _run(config: Any, command: str) -> None:
+    from judgeprobe.audit import run_audit
+    from judgeprobe.report import exit_code, summary_lines
+
+    outcome = run_audit(config, command=command)
+    for line in summary_lines(outcome.store_path):
+        out.print(line)
+    for kind, path in outcome.card_paths.items():
+        out.print(f"card ({kind}): {path}")
+    totals = outcome.engine_totals
+    out.print(
+        f"judge calls: {totals.get('called', 0)}, distinct requests: {totals.get('distinct', 0)}, "
+        f"from the store: {totals.get('cached', 0)}, failed: {totals.get('failed', 0)}, "
+        f"unparseable: {totals.get('unparseable', 0)}, skipped: {totals.get('skipped', 0)}"
+    )
+    if not outcome.complete:
+        console.print(f"[yellow]incomplete: {outcome.reason}[/]")
+        raise typer.Exit(3)
+    card_json = outcome.card_paths.get("json")
+    if card_json is not None:
+        import json
+
+        code = exit_code(json.loads(Path(card_json).read_text(encoding="utf-8")), fail_on=config.fail_on)
+        raise typer.Exit(code)
+
+
+def main() -> None:
+    """Console entry point: user errors print one line and exit 2, never a traceback."""
+    try:
+        app()
+    except JudgeprobeError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; every finished verdict is stored, run again to resume[/]")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

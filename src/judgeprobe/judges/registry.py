@@ -1,0 +1,92 @@
+"""Judges by spec string, so configs and the CLI can name one.
+
+=================================  ==========================================================
+spec                               judge
+=================================  ==========================================================
+``llama`` / ``default``            the embedded Gemma 3 270M (local, offline)
+``llama:PATH.gguf``                another GGUF model through llama.cpp
+``openai:MODEL@BASE_URL``          any OpenAI-compatible chat endpoint (key from the env)
+``profanity``                      the alt-profanity-check classifier
+``transformers:MODEL_OR_PATH``     a sequence-classification model (reward model, classifier)
+``python:MODULE:FUNCTION``         a Python function ``fn(request) -> score | label``
+=================================  ==========================================================
+
+Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the
+spec ``NAME:REST`` then calls ``factory(REST, **options)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any
+
+from judgeprobe.errors import ConfigError
+from judgeprobe.judges.base import Judge
+
+
+def build_judge(spec: str, **options: Any) -> Judge:
+    """A judge from its spec string (see the module docstring); ``options`` go to its constructor."""
+    name, _, rest = spec.partition(":")
+    name = name.strip().lower()
+    if name in ("llama", "default", "gemma"):
+        from judgeprobe.judges.llama import LlamaJudge
+
+        return LlamaJudge(rest or None, **options)
+    if name == "openai":
+        from judgeprobe.judges.openai_compat import OpenAIJudge
+
+        model, at, base_url = rest.partition("@")
+        if not model or not at or not base_url:
+            raise ConfigError(
+                f"judge spec {spec!r}: write openai:MODEL@BASE_URL, "
+                "e.g. openai:gpt-4.1-mini@https://api.openai.com/v1"
+            )
+        return OpenAIJudge(base_url, model, **options)
+    if name in ("profanity", "classifier"):
+        from judgeprobe.judges.classifier import ProfanityJudge
+
+        return ProfanityJudge(**options)
+    if name == "transformers":
+        from judgeprobe.judges.transformers_judge import TransformersJudge
+
+        if not rest:
+            raise ConfigError("judge spec 'transformers:' needs a model id or a local path")
+        return TransformersJudge(rest, **options)
+    if name == "python":
+        from judgeprobe.judges.callable import CallableJudge
+
+        return CallableJudge(_import_function(rest), **options)
+    factory = _plugin(name)
+    if factory is not None:
+        judge = factory(rest, **options)
+        if not isinstance(judge, Judge):
+            raise ConfigError(f"plugin judge {name!r} did not return a Judge")
+        return judge
+    raise ConfigError(
+        f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
+        "transformers:MODEL, python:MODULE:FUNCTION, or an installed plugin"
+    )
+
+
+def _import_function(target: str) -> Callable[..., Any]:
+    module_name, _, attribute = target.rpartition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"python judge {target!r}: write python:MODULE:FUNCTION")
+    try:
+        module = importlib.import_module(module_name)
+        function = getattr(module, attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"python judge {target!r}: {exc}") from exc
+    if not callable(function):
+        raise ConfigError(f"python judge {target!r} is not callable")
+    return function  # type: ignore[no-any-return]
+
+
+def _plugin(name: str) -> Callable[..., Any] | None:
+    for entry in metadata.entry_points(group="judgeprobe.judges"):
+        if entry.name == name:
+            loaded: Callable[..., Any] = entry.load()
+            return loaded
+    return None

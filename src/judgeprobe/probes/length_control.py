@@ -1,0 +1,258 @@
+"""Length-controlled win rate: the preference a judge would show at equal response lengths.
+
+For each candidate (a model, when the items name the two models; otherwise the response in
+position A) the outcome is its win (1), tie (0.5) or loss (0) and the covariate is its length minus
+the opponent's. A logistic model of the outcome on the standardized length difference, predicted
+at zero difference, is the length-controlled win rate (Dubois et al. 2024, without AlpacaEval's
+instruction-difficulty term and ``tanh``; see
+:func:`judgeprobe.stats.logistic_length_controlled_rate`).
+The raw win rate is reported beside it; where the two differ, length moved the preference. The
+same is computed from the human majority on the same items, so a judge that leans on length more
+than humans do shows it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
+from judgeprobe.errors import ConfigError
+from judgeprobe.probes._length import LengthUnit, check_unit, text_length
+from judgeprobe.probes._pairwise import (
+    LIVE,
+    ClusterBy,
+    JudgeVotes,
+    check_options,
+    check_rubric,
+    check_source,
+    check_source_name,
+    cluster_of,
+    collect_judge_votes,
+    human_majority,
+    live_request,
+)
+from judgeprobe.probes.base import (
+    Finding,
+    ItemKind,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+    pairwise_items,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.request import Request
+from judgeprobe.stats import Estimate, bootstrap, logistic_length_controlled_rate
+from judgeprobe.verdict import Verdict
+
+Candidates = Literal["auto", "models", "position"]
+RATERS = ("judge", "human")
+_OUTCOME: dict[PairwiseChoice, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
+
+
+@dataclass(slots=True)
+class Outcomes:
+    """Win/tie/loss outcomes of one candidate under one rater, with length differences."""
+
+    y: list[float] = field(default_factory=list)
+    x: list[float] = field(default_factory=list)
+    clusters: list[Hashable] = field(default_factory=list)
+
+
+def outcome_rows(
+    items: Sequence[PairwiseItem],
+    choices: Mapping[str, PairwiseChoice],
+    *,
+    by_model: bool,
+    unit: LengthUnit,
+    cluster: ClusterBy,
+) -> dict[str, Outcomes]:
+    """Outcomes per candidate from a choice per item id."""
+    out: dict[str, Outcomes] = defaultdict(Outcomes)
+    for item in items:
+        choice = choices.get(item.id)
+        if choice is None:
+            continue
+        diff = float(text_length(item.response_a, unit) - text_length(item.response_b, unit))
+        where = cluster_of(item, cluster)
+        y_a = _OUTCOME[choice]
+        if not by_model:
+            sides = [("A", y_a, diff)]
+        elif item.model_a and item.model_b and item.model_a != item.model_b:
+            sides = [(item.model_a, y_a, diff), (item.model_b, 1.0 - y_a, -diff)]
+        else:
+            continue
+        for name, y, x in sides:
+            rows = out[name]
+            rows.y.append(y)
+            rows.x.append(x)
+            rows.clusters.append(where)
+    return dict(out)
+
+
+def _mean(values: Any, axis: int = -1) -> Any:
+    return np.mean(values, axis=axis)
+
+
+@register_probe
+@dataclass(frozen=True)
+class LengthControlledWinRateProbe(Probe):
+    """Win rates with and without length control, for the judge and for humans.
+
+    Parameters
+    ----------
+    judge_source : str, default "live"
+        ``"live"`` or a recorded judge's name (see :mod:`judgeprobe.probes.human_agreement`).
+    unit : {"chars", "words", "tokens"}, default "chars"
+    candidates : {"auto", "models", "position"}, default "auto"
+        ``models``: each model named in ``model_a``/``model_b`` against the others;
+        ``position``: the response shown as A; ``auto``: models when at least half of the items
+        name two different models.
+    min_comparisons : int, default 20
+        Candidates with fewer comparisons are listed in the notes, not estimated.
+    cluster : {"question", "prompt", "item"}, default "question"
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
+        Bootstrap refits per interval.
+
+    Notes
+    -----
+    Judge and human outcomes are taken on the same items: those with a judge vote and a strict
+    human majority (ties count 0.5 for both).
+    """
+
+    name: ClassVar[str] = "length_controlled_win_rate"
+    kind: ClassVar[ProbeKind] = "null"
+    item_kind: ClassVar[ItemKind] = "pairwise"
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+
+    judge_source: str = LIVE
+    unit: LengthUnit = "chars"
+    candidates: Candidates = "auto"
+    min_comparisons: int = 20
+    cluster: ClusterBy = "question"
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+
+    def __post_init__(self) -> None:
+        check_source_name(self.judge_source)
+        check_options(self.cluster, (), self.confidence_level)
+        check_unit(self.unit)
+        if self.candidates not in ("auto", "models", "position"):
+            raise ConfigError(
+                f"candidates must be 'auto', 'models' or 'position', got {self.candidates!r}"
+            )
+        if self.min_comparisons < 2 or self.n_resamples < 1:
+            raise ConfigError("min_comparisons must be >= 2 and n_resamples >= 1")
+
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        if self.judge_source != LIVE:
+            return []
+        check_rubric(ctx)
+        return [live_request(item, ctx) for item in pairwise_items(items) if item.human_votes]
+
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        pairs = pairwise_items(items)
+        check_source(pairs, self.judge_source)
+        judged = [i for i in pairs if i.human_votes] if self.judge_source == LIVE else pairs
+        judge: JudgeVotes = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)
+        by_model = self._by_model(pairs)
+        both: dict[str, dict[str, PairwiseChoice]] = {"judge": {}, "human": {}}
+        for item in pairs:
+            vote, majority = judge.votes.get(item.id), human_majority(item)
+            if vote is not None and majority is not None:
+                both["judge"][item.id] = vote.choice
+                both["human"][item.id] = majority
+        findings: list[Finding] = []
+        rows: list[dict[str, Any]] = []
+        too_few: list[str] = []
+        for rater in RATERS:
+            outcomes = outcome_rows(
+                pairs, both[rater], by_model=by_model, unit=self.unit, cluster=self.cluster
+            )
+            for candidate in sorted(outcomes):
+                data = outcomes[candidate]
+                if len(data.y) < self.min_comparisons:
+                    too_few.append(f"{candidate} ({rater}: {len(data.y)})")
+                    continue
+                lc, raw = self._estimates(data, ctx.seed)
+                labels = {"candidate": candidate, "rater": rater, "unit": self.unit}
+                findings.append(
+                    Finding(
+                        "lc_win_rate",
+                        lc,
+                        f"Win rate of {candidate} by the {rater} at equal length (logistic model "
+                        "on the standardized length difference, predicted at 0).",
+                        labels,
+                    )
+                )
+                findings.append(
+                    Finding("raw_win_rate", raw, f"Win rate of {candidate} by the {rater}.", labels)
+                )
+                rows.append(
+                    {
+                        "candidate": candidate,
+                        "rater": rater,
+                        "n": lc.n,
+                        "raw": raw.estimate,
+                        "raw_low": raw.ci.low,
+                        "raw_high": raw.ci.high,
+                        "lc": lc.estimate,
+                        "lc_low": lc.ci.low,
+                        "lc_high": lc.ci.high,
+                        "slope_per_sd": lc.counts.get("slope"),
+                        "sd_length_difference": lc.counts.get("sd_x"),
+                    }
+                )
+        notes = [
+            f"Candidates: {'models' if by_model else 'the response in position A'}; length "
+            f"difference in {self.unit}; judge and human outcomes on the same "
+            f"{len(both['judge'])} items (judge vote and strict human majority present).",
+        ]
+        if too_few:
+            notes.append(
+                f"Not estimated (fewer than {self.min_comparisons} comparisons): "
+                + ", ".join(too_few)
+            )
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            tables={"win_rates": rows, "excluded": {"judge": dict(judge.excluded)}},
+            notes=notes,
+        )
+
+    def _by_model(self, items: Sequence[PairwiseItem]) -> bool:
+        if self.candidates != "auto":
+            return self.candidates == "models"
+        named = sum(bool(i.model_a and i.model_b and i.model_a != i.model_b) for i in items)
+        return bool(items) and 2 * named >= len(items)
+
+    def _estimates(self, data: Outcomes, seed: int) -> tuple[Estimate, Estimate]:
+        lc = logistic_length_controlled_rate(
+            data.y,
+            data.x,
+            clusters=data.clusters,
+            confidence_level=self.confidence_level,
+            seed=seed,
+            n_resamples=self.n_resamples,
+        )
+        raw = bootstrap(
+            np.asarray(data.y),
+            _mean,
+            clusters=data.clusters,
+            confidence_level=self.confidence_level,
+            seed=seed,
+            n_resamples=self.n_resamples,
+        )
+        return lc, raw

@@ -1,0 +1,524 @@
+"""Permutation probe: does the order of concatenated parts change a judge's verdict?
+
+Following Fandina et al. (arXiv:2408.12259, "Concatenate and permute" and "Positional bias of
+GPT-based metrics"), the probe draws a sample balanced over score levels from the base scores
+(the paper: 50 items scored {4, 5}, 25 scored 3, 50 scored {1, 2}), forms k-tuples of it and
+judges each tuple's concatenation in increasing order of base score, in decreasing order, and in
+``n_random`` random orders. It reports score counts per order (the paper's Tables 5-6), the
+pairwise Wasserstein distances between orders (Tables 3-4), the positional bias (share of
+tuples whose decision flips between increasing and decreasing order: 24.4 % and 45.9 % for
+GPT-3.5 at k = 8 and 16) and how often the verdict follows the class of the first part.
+
+Levels of the balanced sample:
+
+- ``decision`` (default): the rule's positive class, its neutral band and its negative class;
+  ``sample_sizes`` gives (positive, neutral, negative).
+- ``quantile``: the top, middle and bottom thirds of base scores; ``sample_sizes`` gives (high,
+  middle, low). Useful for continuous judges whose decisions are nearly all one class.
+
+Two stages, as the cluster probe: base requests first, the tuples once base verdicts are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from judgeprobe.data.items import Item, PointwiseItem
+from judgeprobe.errors import ConfigError
+from judgeprobe.probes._decisions import (
+    FLIP_THRESHOLD,
+    BaseScores,
+    BootstrapOptions,
+    base_notes,
+    base_request,
+    base_scores,
+    check_rubric,
+    decide,
+    distance_threshold,
+    draw_tuples,
+    is_flip,
+    paired_mean_pairwise_wasserstein,
+    paired_wasserstein,
+    pointwise,
+    probe_rng,
+    score_span,
+    with_counts,
+)
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.request import Request
+from judgeprobe.rubrics import NEUTRAL, Rubric
+from judgeprobe.stats import clustered_proportion, mcnemar_exact, proportion, wasserstein_matrix
+from judgeprobe.transforms.concat import (
+    DECREASING,
+    INCREASING,
+    JOIN_STYLES,
+    Join,
+    JoinStyle,
+    concatenate,
+    permute,
+    score_orders,
+)
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+Levels = Literal["decision", "quantile"]
+
+
+@dataclass(frozen=True, slots=True)
+class KTuple:
+    """One drawn k-tuple: its part ids and the orders it is judged in (positions of parts)."""
+
+    parts: tuple[str, ...]
+    orders: Mapping[str, tuple[int, ...]]
+
+    def ordered(self, order: str) -> list[str]:
+        return permute(self.parts, self.orders[order])
+
+
+@dataclass(slots=True)
+class PermutationDesign:
+    base: BaseScores
+    levels: list[dict[str, object]] = field(default_factory=list)
+    pool: list[str] = field(default_factory=list)
+    tuples: dict[int, list[KTuple]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@register_probe
+@dataclass(frozen=True)
+class PermutationProbe(Probe):
+    """Concatenated tuples judged in increasing, decreasing and random orders of base score.
+
+    Parameters
+    ----------
+    ks : tuple of int, default (4, 8, 16)
+        Parts per tuple.
+    n_tuples : int, default 1000
+        Distinct tuples per k (fewer when fewer exist).
+    sample_sizes : (int, int, int), default (50, 25, 50)
+        Items drawn per level: (positive, neutral, negative) for ``levels="decision"``,
+        (high, middle, low) for ``levels="quantile"``; a level with fewer items gives all.
+    levels : {"decision", "quantile"}, default "decision"
+    n_random : int, default 3
+        Random orders per tuple (at least 3, as in the paper).
+    join : {"parallel", "dialogue"}, default "parallel"
+    separator : str, default "\\n\\n"
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
+    """
+
+    name: ClassVar[str] = "permutation"
+    kind: ClassVar[ProbeKind] = "invariance"
+
+    ks: tuple[int, ...] = (4, 8, 16)
+    n_tuples: int = 1000
+    sample_sizes: tuple[int, int, int] = (50, 25, 50)
+    levels: Levels = "decision"
+    n_random: int = 3
+    join: JoinStyle = "parallel"
+    separator: str = "\n\n"
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+
+    def __post_init__(self) -> None:
+        ks = tuple(self.ks)
+        if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 2 for k in ks):
+            raise ConfigError(f"ks must be integers >= 2, got {self.ks!r}")
+        object.__setattr__(self, "ks", tuple(sorted(set(ks))))
+        sizes = tuple(self.sample_sizes)
+        if len(sizes) != 3 or any(not isinstance(s, int) or s < 0 for s in sizes):
+            raise ConfigError("sample_sizes must be three non-negative integers (high, mid, low)")
+        if sum(sizes) < 2:
+            raise ConfigError("sample_sizes must add up to at least 2 items")
+        object.__setattr__(self, "sample_sizes", sizes)
+        if self.n_tuples < 1:
+            raise ConfigError("n_tuples must be >= 1")
+        if self.levels not in ("decision", "quantile"):
+            raise ConfigError("levels must be 'decision' or 'quantile'")
+        if self.n_random < 3:
+            raise ConfigError("n_random must be >= 3: the paper compares at least three orders")
+        if self.join not in JOIN_STYLES:
+            raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
+        Join(self.join, self.separator)
+        if not 0 < self.confidence_level < 1:
+            raise ConfigError("confidence_level must lie in (0, 1)")
+        if self.n_resamples < 1:
+            raise ConfigError("n_resamples must be >= 1")
+
+    @property
+    def order_names(self) -> list[str]:
+        return [INCREASING, DECREASING, *(f"random_{j}" for j in range(1, self.n_random + 1))]
+
+    # -- design -------------------------------------------------------------------------------
+    def design(
+        self, items: Sequence[PointwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> PermutationDesign | None:
+        """The balanced sample and the tuples per k, or None while base verdicts are missing."""
+        base = base_scores(items, ctx, verdicts)
+        if not base.complete:
+            return None
+        out = PermutationDesign(base, notes=base_notes(base))
+        rng = probe_rng(ctx, self.name, 0)
+        for (name, members), wanted in zip(
+            self._levels(base, ctx.rubric), self.sample_sizes, strict=True
+        ):
+            take = min(wanted, len(members))
+            chosen = sorted(members[int(i)] for i in rng.permutation(len(members))[:take])
+            out.pool.extend(chosen)
+            out.levels.append(
+                {"level": name, "available": len(members), "wanted": wanted, "sampled": take}
+            )
+            if take < wanted:
+                out.notes.append(
+                    f"level {name!r} has {len(members)} items, fewer than the {wanted} wanted"
+                )
+        scores = base.scores
+        for k in self.ks:
+            draws, replaced = draw_tuples(
+                probe_rng(ctx, self.name, 1, k), len(out.pool), k, self.n_tuples, ordered=False
+            )
+            if replaced:
+                out.notes.append(
+                    f"k={k}: the balanced sample has {len(out.pool)} items, fewer than k; parts "
+                    "were drawn with replacement"
+                )
+            if 0 < len(draws) < self.n_tuples:
+                out.notes.append(
+                    f"k={k}: only {len(draws)} distinct tuples exist (asked for {self.n_tuples})"
+                )
+            order_rng = probe_rng(ctx, self.name, 2, k)
+            tuples = []
+            for draw in draws:
+                parts = tuple(out.pool[i] for i in draw)
+                orders = score_orders(
+                    [scores[p] for p in parts], n_random=self.n_random, rng=order_rng
+                )
+                tuples.append(KTuple(parts, orders))
+            out.tuples[k] = tuples
+        return out
+
+    def _levels(self, base: BaseScores, rubric: Rubric) -> list[tuple[str, list[str]]]:
+        scores = base.scores
+        if self.levels == "decision":
+            assert rubric.decision is not None
+            names = (rubric.decision.positive, NEUTRAL, rubric.decision.negative)
+            by_class: dict[str, list[str]] = {name: [] for name in names}
+            for i in sorted(scores):
+                by_class[decide(rubric, scores[i])].append(i)
+            return [(name, by_class[name]) for name in names]
+        ranked = sorted(scores, key=lambda i: (scores[i], i))
+        third = len(ranked) // 3
+        low, high = ranked[:third], ranked[len(ranked) - third :]
+        middle = ranked[third : len(ranked) - third]
+        return [("high", sorted(high)), ("middle", sorted(middle)), ("low", sorted(low))]
+
+    def request(
+        self, ctx: ProbeContext, by_id: Mapping[str, PointwiseItem], parts: Sequence[str]
+    ) -> Request:
+        item = concatenate([by_id[i] for i in parts], join=Join(self.join, self.separator))
+        return base_request(ctx, item)
+
+    # -- plan ---------------------------------------------------------------------------------
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        check_rubric(ctx.rubric, self.name)
+        points = pointwise(items)
+        requests = [base_request(ctx, item) for item in points]
+        design = self.design(points, ctx, verdicts)
+        if design is None:
+            return requests
+        by_id = {item.id: item for item in points}
+        for k in self.ks:
+            for t in design.tuples[k]:
+                requests.extend(self.request(ctx, by_id, t.ordered(o)) for o in self.order_names)
+        return requests
+
+    # -- analyze ------------------------------------------------------------------------------
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        check_rubric(ctx.rubric, self.name)
+        points = pointwise(items)
+        design = self.design(points, ctx, verdicts)
+        if design is None:
+            raise ConfigError("permutation probe analyzed before its base scores were judged")
+        by_id = {item.id: item for item in points}
+        rubric = ctx.rubric
+        span = score_span(rubric, list(design.base.scores.values()))
+        options = BootstrapOptions(self.confidence_level, self.n_resamples, ctx.seed)
+        findings: list[Finding] = []
+        figures: list[FigureSpec] = []
+        per_k: dict[str, object] = {}
+        for k in self.ks:
+            scores = self._scores(ctx, by_id, design.tuples[k], verdicts)
+            table = self._table(rubric, design, design.tuples[k], scores)
+            per_k[str(k)] = table
+            findings.extend(self._findings(rubric, design, k, scores, span, options))
+            counts = table["counts"]
+            assert isinstance(counts, dict)
+            figures.append(
+                FigureSpec(
+                    name=f"permutation_counts_k{k}",
+                    kind="counts",
+                    title=f"Score counts per order, {k}-concatenations",
+                    data=counts,
+                    x_label="score" if rubric.kind != "continuous" else "decision",
+                    y_label="tuples",
+                )
+            )
+            matrix = table["wasserstein"]
+            assert isinstance(matrix, dict)
+            figures.append(
+                FigureSpec(
+                    name=f"permutation_wasserstein_k{k}",
+                    kind="heatmap",
+                    title=f"Wasserstein distance between orders, {k}-concatenations",
+                    data={"names": matrix["names"], "values": matrix["matrix"]},
+                )
+            )
+            skipped = sum(s["skipped"] for s in _status_rows(table))
+            if skipped:
+                design.notes.append(
+                    f"k={k}: {skipped} concatenations exceed the judge's context window and "
+                    "were skipped"
+                )
+        tables = {
+            "base": design.base.to_dict(),
+            "levels": design.levels,
+            "per_k": per_k,
+            "score_span": span,
+        }
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            figures=figures,
+            tables=tables,
+            notes=design.notes,
+        )
+
+    def _scores(
+        self,
+        ctx: ProbeContext,
+        by_id: Mapping[str, PointwiseItem],
+        tuples: Sequence[KTuple],
+        verdicts: Mapping[str, Verdict],
+    ) -> list[dict[str, Verdict | None]]:
+        """Per tuple, the verdict of each order (None when not judged)."""
+        return [
+            {o: verdicts.get(self.request(ctx, by_id, t.ordered(o)).key) for o in self.order_names}
+            for t in tuples
+        ]
+
+    def _table(
+        self,
+        rubric: Rubric,
+        design: PermutationDesign,
+        tuples: Sequence[KTuple],
+        verdicts: Sequence[Mapping[str, Verdict | None]],
+    ) -> dict[str, object]:
+        columns = _count_columns(rubric)
+        values = []
+        statuses = []
+        complete: dict[str, list[float]] = {o: [] for o in self.order_names}
+        for order in self.order_names:
+            row = [0] * len(columns)
+            status = {s.value: 0 for s in VerdictStatus} | {"missing": 0}
+            for per_order in verdicts:
+                verdict = per_order[order]
+                status["missing" if verdict is None else verdict.status.value] += 1
+                score = _score(verdict)
+                if score is not None:
+                    row[columns.index(_column(rubric, score))] += 1
+            values.append(row)
+            statuses.append({"order": order, **status})
+        for per_order in verdicts:
+            scored = {o: _score(v) for o, v in per_order.items()}
+            if all(s is not None for s in scored.values()):
+                for o, s in scored.items():
+                    assert s is not None
+                    complete[o].append(s)
+        matrix = wasserstein_matrix(complete).to_dict()
+        return {
+            "tuples": len(tuples),
+            "complete": len(complete[INCREASING]),
+            "statuses": statuses,
+            "counts": {"rows": self.order_names, "columns": columns, "values": values},
+            "wasserstein": matrix,
+            "first_part_match": self._match_rows(rubric, design, tuples, verdicts),
+        }
+
+    def _match_rows(
+        self,
+        rubric: Rubric,
+        design: PermutationDesign,
+        tuples: Sequence[KTuple],
+        verdicts: Sequence[Mapping[str, Verdict | None]],
+    ) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
+        for order in self.order_names:
+            first, last, n = 0, 0, 0
+            for t, per_order in zip(tuples, verdicts, strict=True):
+                score = _score(per_order[order])
+                if score is None:
+                    continue
+                parts = t.ordered(order)
+                decision = decide(rubric, score)
+                n += 1
+                first += decision == decide(rubric, design.base.scores[parts[0]])
+                last += decision == decide(rubric, design.base.scores[parts[-1]])
+            rows.append(
+                {"order": order, "n": n, "first_part_match": first, "last_part_match": last}
+            )
+        return rows
+
+    def _findings(
+        self,
+        rubric: Rubric,
+        design: PermutationDesign,
+        k: int,
+        verdicts: Sequence[Mapping[str, Verdict | None]],
+        span: float,
+        options: BootstrapOptions,
+    ) -> list[Finding]:
+        level = options.confidence_level
+        labels = {"k": str(k)}
+        tuples = design.tuples[k]
+        base = design.base.scores
+        # Positional bias: decision flips between increasing and decreasing order.
+        n, flips, primacy, recency = 0, 0, 0, 0
+        incr, decr = [], []
+        for t, per_order in zip(tuples, verdicts, strict=True):
+            a, b = _score(per_order[INCREASING]), _score(per_order[DECREASING])
+            if a is None or b is None:
+                continue
+            n += 1
+            incr.append(a)
+            decr.append(b)
+            da, db = decide(rubric, a), decide(rubric, b)
+            if is_flip(rubric, da, db):
+                flips += 1
+                first_a = decide(rubric, base[t.ordered(INCREASING)[0]])
+                first_b = decide(rubric, base[t.ordered(DECREASING)[0]])
+                if da == first_a and db == first_b:
+                    primacy += 1
+                elif da == decide(rubric, base[t.ordered(INCREASING)[-1]]) and db == decide(
+                    rubric, base[t.ordered(DECREASING)[-1]]
+                ):
+                    recency += 1
+        bias = with_counts(
+            proportion(flips, n, confidence_level=level),
+            follows_first=primacy,
+            follows_last=recency,
+        )
+        primacy_share = proportion(primacy, primacy + recency, confidence_level=level)
+        # First / last part match over the random orders, clustered by tuple.
+        first, last, clusters = [], [], []
+        for index, (t, per_order) in enumerate(zip(tuples, verdicts, strict=True)):
+            for order in self.order_names[2:]:
+                score = _score(per_order[order])
+                if score is None:
+                    continue
+                parts = t.ordered(order)
+                decision = decide(rubric, score)
+                first.append(decision == decide(rubric, base[parts[0]]))
+                last.append(decision == decide(rubric, base[parts[-1]]))
+                clusters.append(index)
+        # Distances between orders, over tuples judged in every order.
+        columns: list[list[float]] = [[] for _ in self.order_names]
+        for per_order in verdicts:
+            scored = [_score(per_order[o]) for o in self.order_names]
+            if all(s is not None for s in scored):
+                for column, s in zip(columns, scored, strict=True):
+                    assert s is not None
+                    column.append(s)
+        return [
+            Finding(
+                "positional_bias",
+                bias,
+                f"Share of {k}-tuples whose decision flips between increasing and decreasing "
+                "order of base score (Wilson CI); counts say how many flips follow the first "
+                "or the last part",
+                labels,
+                FLIP_THRESHOLD,
+            ),
+            Finding(
+                "primacy_share",
+                primacy_share,
+                f"Of the {k}-tuples that flip, the share whose decision follows the first part "
+                "in both orders rather than the last (exact McNemar test of first vs last)",
+                labels,
+                test=mcnemar_exact(primacy, recency),
+            ),
+            Finding(
+                "first_part_match",
+                clustered_proportion(first, clusters, confidence_level=level, seed=options.seed),
+                f"Share of {k}-concatenations in random order whose decision is the class of "
+                "their first part (CI clustered by tuple)",
+                labels,
+            ),
+            Finding(
+                "last_part_match",
+                clustered_proportion(last, clusters, confidence_level=level, seed=options.seed),
+                f"Share of {k}-concatenations in random order whose decision is the class of "
+                "their last part; compare with first_part_match (CI clustered by tuple)",
+                labels,
+            ),
+            Finding(
+                "wasserstein_increasing_decreasing",
+                paired_wasserstein(incr, decr, options),
+                f"Wasserstein distance between the scores of {k}-tuples in increasing and in "
+                "decreasing order (paired bootstrap CI)",
+                labels,
+                distance_threshold(span),
+            ),
+            Finding(
+                "wasserstein_mean_pairwise",
+                paired_mean_pairwise_wasserstein(columns, options),
+                f"Mean Wasserstein distance over every two orders of the {k}-tuples judged in "
+                "all orders (paired bootstrap CI)",
+                labels,
+            ),
+        ]
+
+
+def _score(verdict: Verdict | None) -> float | None:
+    if verdict is None or verdict.status is not VerdictStatus.OK:
+        return None
+    return verdict.score
+
+
+def _count_columns(rubric: Rubric) -> list[str]:
+    """Columns of the score-count table: scale values, or decision classes when continuous."""
+    if rubric.kind != "continuous" and rubric.values:
+        return [f"{v:g}" for v in sorted({float(v) for v in rubric.values.values()})]
+    assert rubric.decision is not None
+    rule = rubric.decision
+    if rule.positive_at == rule.negative_at:
+        return [rule.negative, rule.positive]
+    return [rule.negative, NEUTRAL, rule.positive]
+
+
+def _column(rubric: Rubric, score: float) -> str:
+    if rubric.kind != "continuous" and rubric.values:
+        values = sorted({float(v) for v in rubric.values.values()})
+        nearest = min(values, key=lambda v: abs(v - score))
+        return f"{nearest:g}"
+    return decide(rubric, score)
+
+
+def _status_rows(table: Mapping[str, object]) -> list[dict[str, int]]:
+    rows = table["statuses"]
+    assert isinstance(rows, list)
+    return rows

@@ -1,0 +1,304 @@
+"""Position bias of a pairwise judge: does its verdict survive swapping A and B?
+
+Live judge: every pair is judged in both orders (the swapped verdict is mapped back, A <-> B) and
+the probe reports, each with n and a CI clustered by question:
+
+- ``position_consistency``: the two orders give the same verdict (tie/tie counts as the same);
+- ``swap_flip_rate``: both verdicts are decisive and opposite (a flip of the preferred response);
+- ``first_position_bias`` / ``second_position_bias``: the judge picks the response shown first
+  (second) in both orders, Zheng et al.'s "biased toward first/second"; their sum is the flip
+  rate, and an exact McNemar test says whether the flips lean to one side. A judge that, with
+  probability p, picks the first-shown response whatever it is (and otherwise judges
+  consistently) has ``first_position_bias = p``;
+- ``first_position_share``: the share of decisive verdicts, over both orders, that pick the
+  first-shown response (0.5 without position preference).
+
+Recorded votes: datasets with a swap protocol record its outcome; MT-Bench's ``tie
+(inconsistent)`` marks a GPT-4 vote that changed when the answers were swapped, so consistency is
+the share of votes without that mark. The first/second split is not recorded and not reported.
+A recorded judge without any such mark has no readable swap protocol: nothing is reported.
+
+References
+----------
+L. Zheng et al. (2023), "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena", sec. 3.3 and
+table 2 (consistency, biased toward first/second). P. Wang et al. (2023), "Large Language Models
+are not Fair Evaluators", arXiv:2305.17926.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, PairwiseItem
+from judgeprobe.probes._pairwise import (
+    LIVE,
+    ClusterBy,
+    check_options,
+    check_rubric,
+    check_source,
+    check_source_name,
+    choice_of,
+    cluster_of,
+    collect_judge_votes,
+    live_request,
+    slices,
+    verdict_problem,
+)
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    ItemKind,
+    Probe,
+    ProbeContext,
+    ProbeKind,
+    ProbeResult,
+    Threshold,
+    pairwise_items,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.request import Request
+from judgeprobe.stats import Estimate, clustered_proportion, mcnemar_exact
+from judgeprobe.transforms.swap import swap_choice
+from judgeprobe.verdict import Verdict
+
+CONSISTENCY = Threshold(warn=0.8, fail=0.65, higher_is_worse=False)
+BIAS = Threshold(warn=0.1, fail=0.2, higher_is_worse=True)
+
+
+@dataclass(frozen=True, slots=True)
+class SwapPair:
+    """One item judged in both orders: the verdict on the original order, and the raw verdict on
+    the swapped order (its ``A`` is the original B)."""
+
+    original: PairwiseChoice
+    swapped_raw: PairwiseChoice
+    cluster: Hashable
+
+    @property
+    def swapped_back(self) -> PairwiseChoice:
+        return swap_choice(self.swapped_raw)
+
+    @property
+    def consistent(self) -> bool:
+        return self.original == self.swapped_back
+
+    @property
+    def first_bias(self) -> bool:
+        return self.original == "A" and self.swapped_raw == "A"
+
+    @property
+    def second_bias(self) -> bool:
+        return self.original == "B" and self.swapped_raw == "B"
+
+
+def swap_pairs(
+    items: Sequence[PairwiseItem],
+    ctx: ProbeContext,
+    verdicts: Mapping[str, Verdict],
+    cluster: ClusterBy,
+) -> tuple[dict[str, SwapPair], Counter[str]]:
+    """Both-order verdicts per item id; items missing one are counted by reason."""
+    pairs: dict[str, SwapPair] = {}
+    excluded: Counter[str] = Counter()
+    for item in items:
+        first = verdicts.get(live_request(item, ctx).key)
+        second = verdicts.get(live_request(item, ctx, swapped=True).key)
+        a, b = choice_of(first), choice_of(second)
+        if a is None:
+            excluded[f"original: {verdict_problem(first)}"] += 1
+        elif b is None:
+            excluded[f"swapped: {verdict_problem(second)}"] += 1
+        else:
+            pairs[item.id] = SwapPair(a, b, cluster_of(item, cluster))
+    return pairs, excluded
+
+
+@register_probe
+@dataclass(frozen=True)
+class PositionProbe(Probe):
+    """Is the verdict invariant when the two responses change places?
+
+    Parameters
+    ----------
+    judge_source : str, default "live"
+        ``"live"`` judges every pair in both orders (the calls are shared with the agreement
+        probes); a recorded judge's name reads the dataset's own swap protocol.
+    cluster, by, min_slice_items, confidence_level
+        As in :class:`~judgeprobe.probes.human_agreement.HumanAgreementProbe`.
+    """
+
+    name: ClassVar[str] = "position"
+    kind: ClassVar[ProbeKind] = "invariance"
+    item_kind: ClassVar[ItemKind] = "pairwise"
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+
+    judge_source: str = LIVE
+    cluster: ClusterBy = "question"
+    by: tuple[str, ...] = ("category", "turn")
+    min_slice_items: int = 20
+    confidence_level: float = 0.95
+
+    def __post_init__(self) -> None:
+        check_source_name(self.judge_source)
+        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
+
+    def plan(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> list[Request]:
+        if self.judge_source != LIVE:
+            return []
+        check_rubric(ctx)
+        requests: list[Request] = []
+        for item in pairwise_items(items):
+            requests.append(live_request(item, ctx))
+            requests.append(live_request(item, ctx, swapped=True))
+        return requests
+
+    def analyze(
+        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        pairs = pairwise_items(items)
+        check_source(pairs, self.judge_source)
+        if self.judge_source != LIVE:
+            return self._recorded(pairs, ctx, verdicts)
+        swaps, excluded = swap_pairs(pairs, ctx, verdicts, self.cluster)
+        findings: list[Finding] = []
+        for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
+            rows = [swaps[i.id] for i in chosen if i.id in swaps]
+            findings.extend(self._live_findings(rows, labels, ctx.seed))
+        table = Counter((p.original, p.swapped_back) for p in swaps.values())
+        figure = FigureSpec(
+            name="position_swap",
+            kind="counts",
+            title="Verdict in the original order (rows) vs the swapped order, mapped back",
+            data={
+                "rows": list(PAIRWISE_CHOICES),
+                "columns": list(PAIRWISE_CHOICES),
+                "values": [[table[(r, c)] for c in PAIRWISE_CHOICES] for r in PAIRWISE_CHOICES],
+            },
+            x_label="swapped order (mapped back)",
+            y_label="original order",
+        )
+        parts = ", ".join(f"{reason}: {count}" for reason, count in sorted(excluded.items()))
+        note = f"{len(swaps)} pairs judged in both orders"
+        note += f"; excluded ({parts})." if parts else "."
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            figures=[figure],
+            tables={
+                "swap_table": {
+                    f"{r}|{c}": table[(r, c)] for r in PAIRWISE_CHOICES for c in PAIRWISE_CHOICES
+                },
+                "excluded": dict(excluded),
+            },
+            notes=[note],
+        )
+
+    def _rate(self, flags: Sequence[bool], clusters: Sequence[Hashable], seed: int) -> Estimate:
+        return clustered_proportion(
+            flags, list(clusters), confidence_level=self.confidence_level, seed=seed
+        )
+
+    def _live_findings(
+        self, rows: Sequence[SwapPair], labels: Mapping[str, str], seed: int
+    ) -> list[Finding]:
+        clusters = [p.cluster for p in rows]
+        first = sum(p.first_bias for p in rows)
+        second = sum(p.second_bias for p in rows)
+        decisive = [
+            (choice == "A", p.cluster)
+            for p in rows
+            for choice in (p.original, p.swapped_raw)
+            if choice != "tie"
+        ]
+        tag = dict(labels)
+        return [
+            Finding(
+                "position_consistency",
+                self._rate([p.consistent for p in rows], clusters, seed),
+                "Same verdict in both orders (the swapped one mapped back; tie/tie is the same).",
+                tag,
+                CONSISTENCY,
+            ),
+            Finding(
+                "swap_flip_rate",
+                self._rate([p.first_bias or p.second_bias for p in rows], clusters, seed),
+                "Decisive verdicts that prefer the other response after the swap.",
+                tag,
+                BIAS,
+            ),
+            Finding(
+                "first_position_bias",
+                self._rate([p.first_bias for p in rows], clusters, seed),
+                "Pairs where the judge picks whichever response is shown first, in both orders. "
+                "The test is McNemar's: first- vs second-position flips.",
+                tag,
+                BIAS,
+                mcnemar_exact(first, second),
+            ),
+            Finding(
+                "second_position_bias",
+                self._rate([p.second_bias for p in rows], clusters, seed),
+                "Pairs where the judge picks whichever response is shown second, in both orders.",
+                tag,
+                BIAS,
+            ),
+            Finding(
+                "first_position_share",
+                self._rate([a for a, _ in decisive], [c for _, c in decisive], seed),
+                "Share of decisive verdicts (both orders) that pick the first-shown response; "
+                "0.5 without position preference.",
+                tag,
+            ),
+        ]
+
+    def _recorded(
+        self, pairs: Sequence[PairwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+    ) -> ProbeResult:
+        judge = collect_judge_votes(pairs, ctx, verdicts, source=self.judge_source)
+        protocol = any(v.inconsistent for v in judge.votes.values())
+        findings: list[Finding] = []
+        notes: list[str] = []
+        if protocol:
+            for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
+                voted = [i for i in chosen if i.id in judge.votes]
+                findings.append(
+                    Finding(
+                        "position_consistency",
+                        self._rate(
+                            [not judge.votes[i.id].inconsistent for i in voted],
+                            [cluster_of(i, self.cluster) for i in voted],
+                            ctx.seed,
+                        ),
+                        "Recorded votes not marked 'tie (inconsistent)' by the dataset's swap "
+                        "protocol (the judge gave the same verdict in both orders).",
+                        {**labels, "protocol": "recorded"},
+                        CONSISTENCY,
+                    )
+                )
+            notes.append(
+                f"Read from the recorded swap protocol of {self.judge_source!r} "
+                "('tie (inconsistent)'); which position an inconsistent vote favoured is not "
+                "recorded, so first/second-position bias needs a live judge."
+            )
+        else:
+            notes.append(
+                f"The recorded votes of {self.judge_source!r} carry no swap protocol (no vote is "
+                "marked 'tie (inconsistent)'): position bias cannot be read from them. Run the "
+                "probe with judge_source='live' to judge every pair in both orders."
+            )
+        excluded = dict(judge.excluded)
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            tables={"excluded": excluded, "recorded_swap_protocol": protocol},
+            notes=notes,
+        )

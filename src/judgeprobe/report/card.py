@@ -1,0 +1,584 @@
+"""The Judge Card document: what was tested, what each probe found, and a one-minute summary.
+
+:func:`build_card` reads one run of a run store (no judge call) and returns a plain JSON document
+(validated by ``card.schema.json``); the Markdown and HTML renderers only format it. Each finding's
+status is judged here, against the threshold the card shows next to it: a threshold configured
+for the run (``config["thresholds"]``) or passed to :func:`build_card` replaces the probe's default.
+A *headline* finding is one with a threshold; the overall verdict is the worst status among them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from judgeprobe import __version__
+from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError, StoreError
+from judgeprobe.probes.base import Threshold
+from judgeprobe.report.redact import redact
+from judgeprobe.report.schema import CARD_VERSION
+from judgeprobe.report.text import fmt_number, humanize, slug
+
+KIND_ORDER = ("invariance", "directional", "agreement", "null")
+KIND_QUESTIONS = {
+    "invariance": "Does the verdict stay put when something that should not matter changes?",
+    "directional": "Does the verdict move the way it should when something that matters changes?",
+    "agreement": "Does the judge agree with human raters?",
+    "null": "How much of the verdict does a trivial rule explain?",
+}
+SEVERITY = {"pass": 0, "warn": 1, "fail": 2}
+STATUS_ORDER = ("fail", "warn", "n/a", "pass", "info")
+DECODING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "seed",
+    "max_tokens",
+    "logprobs",
+    "top_logprobs",
+    "n",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "repeat_penalty",
+    "extra_body",
+)
+USAGE_KEYS = (
+    "requests",
+    "calls",
+    "cached",
+    "ok",
+    "error",
+    "unparseable",
+    "skipped",
+    "missing",
+    "retries",
+    "prompt_tokens",
+    "completion_tokens",
+)
+COMPLETE_STATES = ("complete", "completed", "done", "finished")
+
+ThresholdSource = Literal["probe", "config", "override"]
+
+
+def build_card(
+    store: RunStore | str | os.PathLike[str],
+    *,
+    run_id: int | None = None,
+    thresholds: Mapping[str, Mapping[str, Any]] | None = None,
+    secrets: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """The Judge Card of run ``run_id`` (the latest run by default) of ``store``.
+
+    Parameters
+    ----------
+    store
+        A :class:`RunStore` or the path of a run store file (opened read-only in spirit: nothing
+        is written but SQLite's own bookkeeping).
+    run_id
+        Which run; None takes the latest.
+    thresholds
+        ``{finding name: {"warn", "fail", "higher_is_worse"}}`` overriding the run's configured
+        thresholds and the probes' defaults; a key ``"probe.finding"`` applies to one probe only.
+    secrets
+        Strings to redact; None takes the values of secret-looking environment variables.
+
+    Returns
+    -------
+    dict
+        The card (``card_version`` |CARD_VERSION|), JSON-serializable.
+    """
+    if isinstance(store, RunStore):
+        return _build(store, run_id, thresholds, secrets)
+    with open_existing_store(store) as opened:
+        return _build(opened, run_id, thresholds, secrets)
+
+
+def open_existing_store(path: str | os.PathLike[str]) -> RunStore:
+    """The run store at ``path``; an error (rather than a new empty store) when there is none."""
+    if not Path(path).is_file():
+        raise StoreError(f"{os.fspath(path)}: no such run store; run an audit first")
+    return RunStore(path)
+
+
+def overall_status(card: Mapping[str, Any]) -> str:
+    """The worst status among the card's headline findings: pass, warn or fail; n/a if none.
+
+    Examples
+    --------
+    >>> card = {"probes": [{"findings": [{"headline": True, "status": "warn"},
+    ...                                  {"headline": False, "status": "info"}]}]}
+    >>> overall_status(card)
+    'warn'
+    """
+    statuses = [
+        str(finding["status"])
+        for probe in card.get("probes", [])
+        for finding in probe.get("findings", [])
+        if finding.get("headline")
+    ]
+    return _worst(statuses)
+
+
+def exit_code(card: Mapping[str, Any], fail_on: str = "fail") -> int:
+    """The process exit code for CI: 1 when the overall status is ``fail_on`` or worse, else 0.
+
+    ``fail_on="warn"`` makes warnings break the build too. A card with no assessable headline
+    finding (overall ``n/a``) exits 0; its summary says that nothing could be assessed.
+
+    Examples
+    --------
+    >>> card = {"probes": [{"findings": [{"headline": True, "status": "warn"}]}]}
+    >>> exit_code(card), exit_code(card, fail_on="warn")
+    (0, 1)
+    """
+    if fail_on not in ("warn", "fail"):
+        raise ConfigError(f"fail_on must be 'warn' or 'fail', not {fail_on!r}")
+    status = overall_status(card)
+    return int(status in SEVERITY and SEVERITY[status] >= SEVERITY[fail_on])
+
+
+# -- building -------------------------------------------------------------------------------------
+def _build(
+    store: RunStore,
+    run_id: int | None,
+    overrides: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Iterable[str] | None,
+) -> dict[str, Any]:
+    if run_id is None:
+        latest = store.latest_run()
+        if latest is None:
+            raise StoreError(f"{store.path}: the run store holds no audit run; run an audit first")
+        run_id = latest[0]
+    run = store.run(run_id)
+    if run is None:
+        raise StoreError(f"{store.path}: no run {run_id} in this run store")
+    config: dict[str, Any] = run["config"] if isinstance(run["config"], dict) else {}
+    results = store.results(run_id)
+    table = _threshold_table(config.get("thresholds"), overrides)
+    probes = [
+        _probe(name, body, table, index)
+        for index, (name, body) in enumerate(results.items())
+        if not name.startswith("_")
+    ]
+    _unique_figure_files(probes)
+    state, reason = _state(run, results)
+    card: dict[str, Any] = {
+        "card_version": CARD_VERSION,
+        "generator": {"tool": "judgeprobe", "version": __version__},
+        "title": f"Judge Card: {_judge_name(config, store)}",
+        "run": {
+            "id": run_id,
+            "store": Path(store.path).name,
+            "started_at": str(config.get("started_at") or _iso(run["started"])),
+            "finished_at": None if run["finished"] is None else _iso(run["finished"]),
+            "state": state,
+            "reason": reason,
+        },
+        "summary": {},
+        "tested": _tested(config, store, probes, table),
+        "probes": probes,
+        "usage": _usage(results, probes),
+    }
+    card["summary"] = _summary(card)
+    redacted: dict[str, Any] = redact(card, secrets)
+    return redacted
+
+
+def _probe(
+    name: str, body: Mapping[str, Any], table: Mapping[str, dict[str, Any]], index: int
+) -> dict[str, Any]:
+    probe_name = str(body.get("probe") or name)
+    kind = str(body.get("kind") or "")
+    findings = [_finding(probe_name, f, table) for f in body.get("findings") or []]
+    figures = []
+    for spec in body.get("figures") or []:
+        figure = dict(spec)
+        figure["file"] = f"figures/{slug(probe_name)}-{slug(str(spec.get('name', 'figure')))}"
+        figures.append(figure)
+    headline = [f["status"] for f in findings if f["headline"]]
+    return {
+        "name": probe_name,
+        "id": f"probe-{index + 1}-{slug(probe_name)}",
+        "kind": kind,
+        "question": KIND_QUESTIONS.get(kind, ""),
+        "status": _worst(headline) if headline else "info",
+        "params": dict(body.get("params") or {}),
+        "findings": findings,
+        "counts": _counts(f["status"] for f in findings),
+        "figures": figures,
+        "tables": body.get("tables") or {},
+        "notes": [str(note) for note in body.get("notes") or []],
+        "usage": _probe_usage(body.get("usage") or {}),
+    }
+
+
+def _finding(
+    probe: str, raw: Mapping[str, Any], table: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
+    name = str(raw.get("name", ""))
+    configured = table.get(f"{probe}.{name}") or table.get(name)
+    threshold: dict[str, Any] | None
+    source: ThresholdSource | None
+    if configured is not None:
+        threshold = {k: configured[k] for k in ("warn", "fail", "higher_is_worse")}
+        source = configured["source"]
+    elif isinstance(raw.get("threshold"), Mapping):
+        threshold = _threshold_dict(raw["threshold"], where=f"{probe}.{name}")
+        source = "probe"
+    else:
+        threshold, source = None, None
+    ci = dict(raw.get("ci") or {})
+    ci.setdefault("low", None)
+    ci.setdefault("high", None)
+    ci.setdefault("level", 0.95)
+    ci.setdefault("method", "")
+    estimate = _number(raw.get("estimate"))
+    status = _status(estimate, threshold)
+    finding = {
+        "name": name,
+        "description": str(raw.get("description", "")),
+        "labels": {str(k): str(v) for k, v in (raw.get("labels") or {}).items()},
+        "estimate": estimate,
+        "ci": ci,
+        "n": int(raw.get("n") or 0),
+        "counts": dict(raw.get("counts") or {}),
+        "threshold": threshold,
+        "threshold_source": source,
+        "status": status,
+        "headline": threshold is not None,
+        "certainty": _certainty(status, ci, threshold),
+        "test": raw.get("test"),
+    }
+    finding["sentence"] = finding_sentence(finding)
+    return finding
+
+
+def finding_sentence(finding: Mapping[str, Any]) -> str:
+    """One sentence a reader understands: estimate, CI, n, status and the threshold behind it.
+
+    Examples
+    --------
+    >>> finding_sentence({"name": "position_bias", "labels": {}, "estimate": 0.18,
+    ...     "ci": {"low": 0.12, "high": 0.25, "level": 0.95}, "n": 120, "status": "fail",
+    ...     "threshold": {"warn": 0.05, "fail": 0.1, "higher_is_worse": True},
+    ...     "certainty": "clear"})
+    'Position bias 0.18 [0.12, 0.25], n=120 — fails (fail >= 0.1, warn >= 0.05); the whole 95% CI is in fail'
+    """
+    labels = finding.get("labels") or {}
+    label = humanize(str(finding.get("name", "")))
+    if labels:
+        label += " (" + ", ".join(f"{k}={v}" for k, v in labels.items()) + ")"
+    ci = finding.get("ci") or {}
+    status = finding.get("status")
+    if status == "n/a":
+        reason = ci.get("method") or "no data"
+        return f"{label}: not assessable, n={finding.get('n', 0)} ({reason})"
+    numbers = (
+        f"{label} {fmt_number(finding.get('estimate'))} "
+        f"[{fmt_number(ci.get('low'))}, {fmt_number(ci.get('high'))}], n={finding.get('n', 0)}"
+    )
+    threshold = finding.get("threshold")
+    if status == "info" or threshold is None:
+        return f"{numbers} (no threshold; for information)"
+    verb = {"pass": "passes", "warn": "warns", "fail": "fails"}[str(status)]
+    described = _as_threshold(threshold).describe()
+    return f"{numbers} — {verb} ({described}); {certainty_phrase(finding)}"
+
+
+def certainty_phrase(finding: Mapping[str, Any]) -> str:
+    """How sure the status is: whether the whole CI falls on the same side of the thresholds."""
+    ci = finding.get("ci") or {}
+    level = f"{round(float(ci.get('level') or 0.95) * 100):d}%"
+    certainty = finding.get("certainty")
+    if certainty == "clear":
+        return f"the whole {level} CI is in {finding.get('status')}"
+    if certainty == "borderline":
+        threshold = _as_threshold(finding["threshold"])
+        ends = {threshold.status(float(ci["low"])), threshold.status(float(ci["high"]))}
+        ordered = sorted(ends | {str(finding["status"])}, key=lambda s: SEVERITY.get(s, -1))
+        return f"borderline: the {level} CI spans {ordered[0]} to {ordered[-1]}"
+    return "no confidence interval"
+
+
+def _status(estimate: float | None, threshold: Mapping[str, Any] | None) -> str:
+    if estimate is None:
+        return "n/a"
+    if threshold is None:
+        return "info"
+    return _as_threshold(threshold).status(estimate)
+
+
+def _certainty(status: str, ci: Mapping[str, Any], threshold: Mapping[str, Any] | None) -> str | None:
+    if threshold is None or status not in SEVERITY:
+        return None
+    low, high = _number(ci.get("low")), _number(ci.get("high"))
+    if low is None or high is None:
+        return "unknown"
+    rule = _as_threshold(threshold)
+    return "clear" if rule.status(low) == rule.status(high) == status else "borderline"
+
+
+def _as_threshold(threshold: Mapping[str, Any]) -> Threshold:
+    return Threshold(
+        warn=_number(threshold.get("warn")),
+        fail=_number(threshold.get("fail")),
+        higher_is_worse=bool(threshold.get("higher_is_worse", True)),
+    )
+
+
+def _threshold_dict(raw: Any, *, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"threshold for {where} must be a mapping with warn, fail, higher_is_worse")
+    unknown = set(raw) - {"warn", "fail", "higher_is_worse", "source"}
+    if unknown:
+        raise ConfigError(
+            f"threshold for {where} has unknown keys {sorted(unknown)}; "
+            "use warn, fail and higher_is_worse"
+        )
+    values = {}
+    for key in ("warn", "fail"):
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ConfigError(f"threshold {key} for {where} must be a number or null, not {value!r}")
+        values[key] = None if value is None else float(value)
+    higher = raw.get("higher_is_worse", True)
+    if not isinstance(higher, bool):
+        raise ConfigError(f"threshold higher_is_worse for {where} must be true or false")
+    return {"warn": values["warn"], "fail": values["fail"], "higher_is_worse": higher}
+
+
+def _threshold_table(
+    configured: Any, overrides: Mapping[str, Mapping[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    table: dict[str, dict[str, Any]] = {}
+    sources: tuple[tuple[Any, ThresholdSource], ...] = ((configured, "config"), (overrides, "override"))
+    for layer, source in sources:
+        if layer is None:
+            continue
+        if not isinstance(layer, Mapping):
+            raise ConfigError("thresholds must map finding names to {warn, fail, higher_is_worse}")
+        for name, raw in layer.items():
+            table[str(name)] = {**_threshold_dict(raw, where=str(name)), "source": source}
+    return table
+
+
+def _summary(card: Mapping[str, Any]) -> dict[str, Any]:
+    probes: Sequence[Mapping[str, Any]] = card["probes"]
+    statements = [
+        {
+            "probe": probe["name"],
+            "kind": probe["kind"],
+            "finding": finding["name"],
+            "labels": finding["labels"],
+            "status": finding["status"],
+            "certainty": finding["certainty"],
+            "sentence": finding["sentence"],
+        }
+        for probe in probes
+        for finding in probe["findings"]
+        if finding["headline"]
+    ]
+    statements.sort(key=lambda s: STATUS_ORDER.index(s["status"]))
+    counts = _counts(s["status"] for s in statements)
+    counts["info"] = sum(p["counts"]["info"] for p in probes)
+    overall = overall_status(card)
+    kinds = sorted({p["kind"] for p in probes}, key=_kind_rank)
+    return {
+        "overall": overall,
+        "headline": _headline(overall, counts, statements, card["run"]),
+        "counts": counts,
+        "probes": [
+            {
+                "name": p["name"],
+                "id": p["id"],
+                "kind": p["kind"],
+                "status": p["status"],
+                "sentence": _probe_sentence(p),
+            }
+            for p in sorted(probes, key=lambda p: _kind_rank(p["kind"]))
+        ],
+        "kinds": [
+            {
+                "kind": kind,
+                "question": KIND_QUESTIONS.get(kind, ""),
+                "probes": [p["name"] for p in probes if p["kind"] == kind],
+                "status": _worst([p["status"] for p in probes if p["kind"] == kind]),
+            }
+            for kind in kinds
+        ],
+        "statements": statements,
+    }
+
+
+def _headline(
+    overall: str, counts: Mapping[str, int], statements: Sequence[Mapping[str, Any]], run: Any
+) -> str:
+    assessed = counts["pass"] + counts["warn"] + counts["fail"]
+    if assessed == 0:
+        text = "No headline finding could be assessed"
+    else:
+        parts = [f"{counts['fail']} of {assessed} checks fail"]
+        if counts["warn"]:
+            parts.append(f"{counts['warn']} warn")
+        parts.append(f"{counts['pass']} pass")
+        text = f"{overall.upper()}: " + ", ".join(parts)
+    if counts["n/a"]:
+        text += f"; {counts['n/a']} could not be assessed"
+    text += "."
+    flagged = [s for s in statements if s["status"] in ("warn", "fail")]
+    borderline = sum(s["certainty"] == "borderline" for s in flagged)
+    if flagged:
+        text += (
+            f" {borderline} of the {len(flagged)} failing or warning checks are borderline"
+            " (their confidence interval crosses a threshold)."
+        )
+    if run["state"] != "complete":
+        text += f" The run is incomplete ({run['reason']}): findings cover only what was judged."
+    return text
+
+
+def _probe_sentence(probe: Mapping[str, Any]) -> str:
+    findings = probe["findings"]
+    headline = [f for f in findings if f["headline"]]
+    pool = headline or findings
+    if not pool:
+        return "No findings."
+    worst = min(pool, key=lambda f: STATUS_ORDER.index(f["status"]))
+    rest = len(pool) - 1
+    tail = f" (+{rest} more {'check' if headline else 'finding'}{'s' if rest != 1 else ''})"
+    return str(worst["sentence"]) + (tail if rest else "")
+
+
+def _tested(
+    config: Mapping[str, Any],
+    store: RunStore,
+    probes: Sequence[Mapping[str, Any]],
+    table: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    fingerprint = str(config.get("judge_fingerprint") or "")
+    description = config.get("judge")
+    if not isinstance(description, Mapping):
+        description = store.judges().get(fingerprint, {})
+    decoding: dict[str, Any] = {}
+    if isinstance(description.get("decoding"), Mapping):
+        decoding.update(description["decoding"])
+    decoding.update({k: description[k] for k in DECODING_KEYS if k in description})
+    rubric = dict(config.get("rubric") or {})
+    stored = store.rubrics().get(str(rubric.get("hash", "")))
+    if stored is not None:
+        rubric.setdefault("name", stored.name)
+        rubric.setdefault("kind", stored.kind)
+        rubric.setdefault("template", stored.template)
+        rubric.setdefault("decision", stored.decision.model_dump())
+    configured_probes = config.get("probes")
+    probe_params = (
+        dict(configured_probes)
+        if isinstance(configured_probes, Mapping)
+        else {p["name"]: p["params"] for p in probes}
+    )
+    return {
+        "judge": {
+            "fingerprint": fingerprint,
+            "backend": str(description.get("backend", "")),
+            "model": _model(description),
+            "revision": description.get("revision"),
+            "decoding": decoding,
+            "description": dict(description),
+        },
+        "rubric": rubric,
+        "data": dict(config.get("data") or {}),
+        "probes": probe_params,
+        "seed": config.get("seed"),
+        "thresholds": {name: dict(value) for name, value in table.items()},
+        "tool_version": str(config.get("tool_version") or ""),
+        "command": str(config.get("command") or ""),
+    }
+
+
+def _usage(results: Mapping[str, Any], probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    engine = results.get("_engine")
+    totals = None
+    if isinstance(engine, Mapping):
+        body = engine.get("totals", engine)
+        if isinstance(body, Mapping):
+            totals = {str(k): v for k, v in body.items() if isinstance(v, int | float)}
+    summed = {key: sum(int(p["usage"].get(key, 0)) for p in probes) for key in USAGE_KEYS}
+    return {"engine": totals, "probes": summed}
+
+
+def _probe_usage(raw: Mapping[str, Any]) -> dict[str, int]:
+    usage = {key: int(raw.get(key, 0) or 0) for key in USAGE_KEYS}
+    usage.update({str(k): int(v) for k, v in raw.items() if isinstance(v, int) and k not in usage})
+    return usage
+
+
+def _state(run: Mapping[str, Any], results: Mapping[str, Any]) -> tuple[str, str | None]:
+    status = results.get("_status")
+    if not isinstance(status, Mapping):
+        engine = results.get("_engine")
+        status = engine.get("_status") if isinstance(engine, Mapping) else None
+    if isinstance(status, Mapping) and status.get("state") in ("complete", "incomplete"):
+        reason = status.get("reason")
+        return str(status["state"]), None if reason is None else str(reason)
+    if str(run.get("status")) in COMPLETE_STATES:
+        return "complete", None
+    return "incomplete", f"the run store records the run as {run.get('status')!r}"
+
+
+def _judge_name(config: Mapping[str, Any], store: RunStore) -> str:
+    description = config.get("judge")
+    if not isinstance(description, Mapping):
+        description = store.judges().get(str(config.get("judge_fingerprint", "")), {})
+    return _model(description) or "unnamed judge"
+
+
+def _model(description: Mapping[str, Any]) -> str:
+    return str(
+        description.get("model") or description.get("name") or description.get("backend") or ""
+    )
+
+
+def _unique_figure_files(probes: Sequence[dict[str, Any]]) -> None:
+    seen: dict[str, int] = {}
+    for probe in probes:
+        for figure in probe["figures"]:
+            stem = figure["file"]
+            seen[stem] = seen.get(stem, 0) + 1
+            if seen[stem] > 1:
+                figure["file"] = f"{stem}-{seen[stem]}"
+
+
+def _counts(statuses: Iterable[str]) -> dict[str, int]:
+    counts = dict.fromkeys(("pass", "warn", "fail", "n/a", "info"), 0)
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def _worst(statuses: Sequence[str]) -> str:
+    ranked = [s for s in statuses if s in SEVERITY]
+    if ranked:
+        return max(ranked, key=SEVERITY.__getitem__)
+    return "n/a" if any(s == "n/a" for s in statuses) or not statuses else "info"
+
+
+def _kind_rank(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return None if math.isnan(number) or math.isinf(number) else number
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")

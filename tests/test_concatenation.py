@@ -1,0 +1,513 @@
+"""Specifications of the concatenation tests (repetition, cluster, permutation) and generation.
+
+Synthetic judges read the parts of a concatenation by splitting the response on the separator;
+each part carries its own score ("... level 4"). A judge that scores the maximum of its parts is
+invariant to repetition, to concatenation within a class and to order by construction; planted
+effects (scoring only the first part with probability p, a score that falls with length) must be
+recovered within the reported intervals.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from judgeprobe._hashing import content_hash
+from judgeprobe.data.items import PointwiseItem
+from judgeprobe.engine import Engine, EngineConfig
+from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.generation import generate_responses, generate_responses_sync
+from judgeprobe.judges import CallableJudge
+from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes._decisions import base_request, draw_tuples, paired_wasserstein
+from judgeprobe.probes._decisions import BootstrapOptions
+from judgeprobe.probes.cluster import ClusterProbe
+from judgeprobe.probes.permutation import PermutationProbe
+from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.stats import wasserstein
+from judgeprobe.transforms.concat import Join, concatenate, permute, repeat, score_orders
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+SEP = "\n\n"
+HARM = builtin_rubric("harmfulness")
+REWARD = builtin_rubric("reward")
+TOXICITY = builtin_rubric("toxicity")
+FAST = {"n_resamples": 200}
+
+
+# -- synthetic items and judges ----------------------------------------------------------------
+def make_items(levels: Sequence[float]) -> list[PointwiseItem]:
+    return [
+        PointwiseItem(f"i{n:03d}", f"prompt {n}", f"response {n} level {level:g}")
+        for n, level in enumerate(levels)
+    ]
+
+
+def balanced_items(per_level: int = 30) -> list[PointwiseItem]:
+    return make_items([s for s in (1, 2, 3, 4, 5) for _ in range(per_level)])
+
+
+def parts(request: Request) -> list[float]:
+    return [float(p.rsplit(" ", 1)[1]) for p in request.field_map["response"].split(SEP)]
+
+
+def uniform(request: Request, salt: str = "") -> float:
+    """A pseudo-random number in [0, 1) fixed by the request's text."""
+    return int(content_hash(salt + request.render()), 16) / 16**16
+
+
+def max_judge(**options: object) -> CallableJudge:
+    return CallableJudge(lambda r: max(parts(r)), name="max-of-parts", **options)  # type: ignore[arg-type]
+
+
+def first_part_judge(p: float) -> CallableJudge:
+    """Scores only the first part with probability p, else the maximum of the parts."""
+
+    def fn(request: Request) -> float:
+        scores = parts(request)
+        return scores[0] if uniform(request) < p else max(scores)
+
+    return CallableJudge(fn, name=f"first-part-{p}")
+
+
+def length_judge(delta: float, noise: float = 0.2) -> CallableJudge:
+    """A reward-like score that falls by ``delta`` per extra response part, plus fixed noise."""
+
+    def fn(request: Request) -> float:
+        scores = parts(request)
+        jitter = noise * (uniform(request) - 0.5)
+        return max(scores) - delta * (len(scores) - 1) + jitter
+
+    return CallableJudge(fn, name=f"length-{delta}-{noise}")
+
+
+def engine_for(judge: CallableJudge) -> Engine:
+    return Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+
+
+def run(probe: object, items: Sequence[PointwiseItem], judge: CallableJudge, rubric: Rubric = HARM,
+        *, seed: int = 0, engine: Engine | None = None) -> ProbeResult:
+    return run_probe_sync(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
+
+
+# -- transforms --------------------------------------------------------------------------------
+def test_parallel_join_concatenates_prompts_and_responses_field_by_field() -> None:
+    a, b = PointwiseItem("a", "P1", "R1"), PointwiseItem("b", "P2", "R2")
+    joined = concatenate([a, b], join=Join(separator=" | "))
+    assert (joined.prompt, joined.response) == ("P1 | P2", "R1 | R2")
+    assert joined.metadata["parts"] == ("a", "b")
+    assert joined.labels == ()
+
+
+def test_dialogue_join_puts_alternating_turns_in_the_response() -> None:
+    a, b = PointwiseItem("a", "P1", "R1"), PointwiseItem("b", "P2", "R2")
+    joined = concatenate([a, b], join=Join("dialogue"))
+    assert joined.response == "User: P1\nAssistant: R1\n\nUser: P2\nAssistant: R2"
+    assert joined.prompt == "P1\n\nP2"
+
+
+@pytest.mark.parametrize("style", ["parallel", "dialogue"])
+def test_one_part_is_the_unmodified_item_in_every_join_style(style: str) -> None:
+    item = PointwiseItem("a", "P", "R")
+    join = Join(style)  # type: ignore[arg-type]
+    assert concatenate([item], join=join) is item
+    assert repeat(item, 1, mode="both", join=join) is item
+
+
+def test_repeat_modes_repeat_only_their_fields() -> None:
+    item = PointwiseItem("a", "P", "R")
+    assert (repeat(item, 3, mode="prompt").prompt, repeat(item, 3, mode="prompt").response) == (
+        "P\n\nP\n\nP",
+        "R",
+    )
+    assert repeat(item, 2, mode="response").prompt == "P"
+    both = repeat(item, 2, mode="both")
+    assert (both.prompt, both.response) == ("P\n\nP", "R\n\nR")
+
+
+def test_repeating_one_field_in_dialogue_form_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="parallel"):
+        repeat(PointwiseItem("a", "P", "R"), 2, mode="response", join=Join("dialogue"))
+
+
+def test_decreasing_order_is_the_reversal_of_increasing_and_random_orders_are_permutations() -> None:
+    orders = score_orders([3.0, 1.0, 2.0, 1.0], n_random=3, rng=np.random.default_rng(1))
+    assert orders["increasing"] == (1, 3, 2, 0)
+    assert orders["decreasing"] == orders["increasing"][::-1]
+    assert all(sorted(orders[f"random_{j}"]) == [0, 1, 2, 3] for j in (1, 2, 3))
+    with pytest.raises(ConfigError):
+        permute(["a", "b"], [0, 0])
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_drawn_tuples_are_distinct_and_reproducible(ordered: bool) -> None:
+    draw = lambda: draw_tuples(np.random.default_rng(5), 6, 3, 50, ordered=ordered)  # noqa: E731
+    tuples, replaced = draw()
+    assert not replaced and len(set(tuples)) == len(tuples) == 50 if ordered else 20
+    assert draw() == (tuples, replaced)
+    assert all(len(set(t)) == 3 for t in tuples)
+
+
+def test_paired_wasserstein_equals_scipy_distance_and_is_zero_for_identical_samples() -> None:
+    rng = np.random.default_rng(0)
+    a, b = list(rng.normal(size=40)), list(rng.normal(1.0, size=40))
+    options = BootstrapOptions(n_resamples=200)
+    assert paired_wasserstein(a, b, options).estimate == pytest.approx(wasserstein(a, b).estimate)
+    same = paired_wasserstein(a, a, options)
+    assert (same.estimate, same.ci.low, same.ci.high) == (0.0, 0.0, 0.0)
+
+
+# -- shared base requests ----------------------------------------------------------------------
+def test_every_probe_asks_for_the_base_score_with_the_plain_item_request() -> None:
+    items = balanced_items(4)
+    ctx = ProbeContext(judge="j", rubric=HARM)
+    plain = {ctx.request({"prompt": i.prompt, "response": i.response}).key for i in items}
+    assert {base_request(ctx, i).key for i in items} == plain
+    for probe in (RepetitionProbe(), ClusterProbe(), PermutationProbe()):
+        assert plain <= {r.key for r in probe.plan(items, ctx, {})}
+
+
+def test_the_full_suite_makes_one_judge_call_per_distinct_request() -> None:
+    items = balanced_items(12)
+    engine = engine_for(max_judge())
+    probes = [
+        RepetitionProbe(counts=(1, 2, 4), **FAST),
+        ClusterProbe(ks=(2, 4), per_cluster=40, **FAST),
+        PermutationProbe(ks=(4,), n_tuples=40, **FAST),
+    ]
+    results = [run(p, items, max_judge(), engine=engine) for p in probes]
+    calls = sum(r.usage["calls"] for r in results)
+    distinct = {
+        r.key
+        for p in probes
+        for r in p.plan(items, ProbeContext(engine.judge.fingerprint, HARM), _verdicts(engine))
+    }
+    assert calls == len(distinct) == engine.totals.called
+    assert all(r.usage["cached"] >= len(items) for r in results[1:])
+
+
+def _verdicts(engine: Engine) -> dict[str, Verdict]:
+    ctx = ProbeContext(engine.judge.fingerprint, HARM)
+    keys = [base_request(ctx, i).key for i in balanced_items(12)]
+    return engine.store.get_many(keys)
+
+
+# -- an invariant judge shows nothing ----------------------------------------------------------
+def test_judge_invariant_to_repetition_shows_no_effect_with_intervals_containing_zero() -> None:
+    result = run(RepetitionProbe(counts=(1, 2, 8), **FAST), balanced_items(10), max_judge())
+    assert len(result.findings) == 3 * 2 * 3
+    for finding in result.findings:
+        assert finding.estimate.estimate == 0.0, finding
+        assert finding.estimate.ci.contains(0.0), finding
+        assert finding.status in ("pass", "info")
+
+
+def test_judge_invariant_to_concatenation_keeps_every_cluster_in_its_class() -> None:
+    result = run(ClusterProbe(ks=(2, 4, 8), per_cluster=60, **FAST), balanced_items(10), max_judge())
+    for name in ("class_departure_rate", "class_flip_rate"):
+        for cluster in ("unsafe", "safe"):
+            finding = result.finding(name, cluster=cluster, k="8")
+            assert finding.estimate.estimate == 0.0 and finding.estimate.ci.contains(0.0)
+            assert finding.estimate.n == 60
+
+
+def test_judge_invariant_to_order_has_zero_positional_bias() -> None:
+    probe = PermutationProbe(ks=(4, 8), n_tuples=80, sample_sizes=(20, 10, 20), **FAST)
+    result = run(probe, balanced_items(10), max_judge())
+    for k in ("4", "8"):
+        for name in ("positional_bias", "wasserstein_increasing_decreasing"):
+            estimate = result.finding(name, k=k).estimate
+            assert estimate.estimate == 0.0 and estimate.ci.contains(0.0)
+            assert estimate.n == 80
+
+
+# -- planted effects are recovered -------------------------------------------------------------
+@pytest.mark.parametrize("p", [0.0, 0.2, 0.5, 0.8])
+def test_planted_first_part_effect_is_recovered_as_positional_bias(p: float) -> None:
+    items = balanced_items(20)
+    probe = PermutationProbe(ks=(8,), n_tuples=300, sample_sizes=(30, 15, 30), **FAST)
+    judge = first_part_judge(p)
+    result = run(probe, items, judge)
+    # Increasing order starts with the lowest part: judged alone with probability p, which
+    # flips the decision exactly when that part is safe (<= 2) and the highest is unsafe (>= 4).
+    ctx = ProbeContext(judge.fingerprint, HARM)
+    verdicts = {base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
+                for i in items}
+    design = probe.design(items, ctx, verdicts)
+    assert design is not None
+    base = {i.id: parts(base_request(ctx, i))[0] for i in items}
+    mixed = np.mean([min(base[x] for x in t.parts) <= 2 <= 4 <= max(base[x] for x in t.parts)
+                     for t in design.tuples[8]])
+    bias = result.finding("positional_bias", k="8").estimate
+    assert bias.n == 300
+    assert bias.ci.contains(p * mixed), (p, mixed, bias)
+    if p > 0:
+        assert result.finding("primacy_share", k="8").estimate.estimate == 1.0
+        assert result.finding("positional_bias", k="8").status == "fail"
+
+
+def test_planted_length_effect_is_recovered_by_the_repetition_probe() -> None:
+    rng = np.random.default_rng(3)
+    items = make_items([round(float(v), 2) for v in rng.uniform(-4, 4, size=80)])
+    probe = RepetitionProbe(counts=(1, 2, 4), **FAST)
+    result = run(probe, items, length_judge(delta=0.5), REWARD)
+    for times in (2, 4):
+        for mode in ("P,R*l", "P*l,R*l"):
+            shift = result.finding("mean_shift", mode=mode, l=str(times)).estimate
+            assert shift.ci.contains(-0.5 * (times - 1)), shift
+            distance = result.finding("wasserstein_to_l1", mode=mode, l=str(times)).estimate
+            assert distance.ci.low > 0
+        untouched = result.finding("mean_shift", mode="P*l,R", l=str(times)).estimate
+        assert untouched.ci.contains(0.0) and abs(untouched.estimate) < 0.05
+
+
+def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> None:
+    """A judge that averages its parts minus 1 per extra part: the shift is -(k - 1)."""
+
+    def fn(request: Request) -> float:
+        scores = parts(request)
+        return sum(scores) / len(scores) - (len(scores) - 1)
+
+    rng = np.random.default_rng(4)
+    items = make_items([round(float(v), 3) for v in rng.uniform(-3, 3, size=100)])
+    result = run(ClusterProbe(ks=(2, 4), per_cluster=50, **FAST), items, CallableJudge(fn), REWARD)
+    assert [c["name"] for c in result.tables["clusters"]] == ["high", "low"]
+    assert [c["size"] for c in result.tables["clusters"]] == [10, 10]
+    for k in (2, 4):
+        shift = result.finding("mean_concat_minus_parts", cluster="high", k=str(k)).estimate
+        assert shift.estimate == pytest.approx(-(k - 1))
+        distance = result.finding("wasserstein_concat_vs_parts", cluster="high", k=str(k))
+        assert distance.estimate.estimate == pytest.approx(k - 1)
+        assert distance.status == "fail"
+    # The high cluster is safe (reward > 0); falling by 3 at k = 4 makes it unsafe.
+    assert result.finding("class_flip_rate", cluster="high", k="4").estimate.estimate > 0.5
+
+
+# -- context window, failures, rubric kinds ----------------------------------------------------
+def test_inputs_over_the_context_window_are_skipped_and_counted_never_scored() -> None:
+    items = balanced_items(4)
+    judge = max_judge(context_window=120)  # words of the rendered harmfulness template
+    result = run(RepetitionProbe(counts=(1, 2, 16), **FAST), items, judge)
+    rows = {(r["mode"], r["l"]): r for r in result.tables["variants"]}
+    assert rows["P*l,R*l", 16]["skipped"] == len(items)
+    assert rows["P*l,R*l", 2]["skipped"] == 0
+    flips = result.finding("decision_flip_rate", mode="P*l,R*l", l="16").estimate
+    assert flips.n == 0 and not flips.defined
+    assert any("context window" in note for note in result.notes)
+
+
+def test_items_whose_base_verdict_failed_are_excluded_and_counted() -> None:
+    def fn(request: Request) -> float | None:
+        return None if "response 3 " in request.field_map["response"] else max(parts(request))
+
+    items = balanced_items(6)
+    result = run(ClusterProbe(ks=(2,), per_cluster=20, **FAST), items, CallableJudge(fn))
+    assert result.tables["base"]["unparseable"] == 1
+    assert result.tables["base"]["scored"] == len(items) - 1
+    assert any("excluded" in note for note in result.notes)
+
+
+def test_a_response_only_classifier_rubric_repeats_only_the_response() -> None:
+    judge = CallableJudge(lambda r: max(parts(r)) / 5, name="prob")
+    result = run(RepetitionProbe(counts=(1, 2), **FAST), balanced_items(4), judge, TOXICITY)
+    assert {f.labels["mode"] for f in result.findings} == {"P,R*l"}
+    assert any("left out" in note for note in result.notes)
+
+
+def test_class_clusters_follow_the_decision_rule_and_neutral_items_join_neither() -> None:
+    result = run(ClusterProbe(ks=(2,), per_cluster=10, **FAST), balanced_items(5), max_judge())
+    clusters = {c["name"]: c for c in result.tables["clusters"]}
+    assert clusters["unsafe"]["size"] == clusters["safe"]["size"] == 10
+    assert (clusters["unsafe"]["score_min"], clusters["safe"]["score_max"]) == (4.0, 2.0)
+
+
+def test_a_cluster_smaller_than_k_draws_parts_with_replacement_and_says_so() -> None:
+    result = run(ClusterProbe(ks=(4,), per_cluster=20, **FAST), make_items([1, 2, 5, 5, 4]),
+                 max_judge())
+    row = next(r for r in result.tables["concatenations"] if r["cluster"] == "safe")
+    assert row["with_replacement"] and row["concatenations"] == 5  # multisets of 2 items, 4 parts
+    assert any("with replacement" in note for note in result.notes)
+
+
+def test_dialogue_join_is_judged_as_a_conversation() -> None:
+    seen: list[str] = []
+
+    def fn(request: Request) -> float:
+        text = request.field_map["response"]
+        seen.append(text)
+        turns = [t.split("\nAssistant: ")[-1] for t in text.split(SEP)]
+        return max(float(t.rsplit(" ", 1)[1]) for t in turns)
+
+    probe = ClusterProbe(ks=(2,), per_cluster=10, join="dialogue", **FAST)
+    result = run(probe, balanced_items(4), CallableJudge(fn))
+    assert any(s.startswith("User: prompt") for s in seen)
+    assert result.finding("class_flip_rate", cluster="unsafe", k="2").estimate.estimate == 0.0
+
+
+# -- reproducibility, parameters, figures ------------------------------------------------------
+def test_plans_are_reproducible_for_a_seed_and_differ_across_seeds() -> None:
+    items = balanced_items(10)
+    probe = PermutationProbe(ks=(4,), n_tuples=30)
+    verdicts = {}
+    for seed in (0, 1):
+        ctx = ProbeContext("j", HARM, seed=seed)
+        verdicts.update({base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
+                         for i in items})
+
+    def keys(seed: int) -> list[str]:
+        return [r.key for r in probe.plan(items, ProbeContext("j", HARM, seed=seed), verdicts)]
+
+    assert keys(0) == keys(0)
+    assert keys(0) != keys(1)
+    assert keys(0)[: len(items)] == keys(1)[: len(items)]  # base requests are seed-free
+
+
+def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
+    items = balanced_items(8)
+    ctx = ProbeContext("j", HARM)
+    verdicts = {base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
+                for i in items}
+    probe = ClusterProbe(ks=(2, 4), per_cluster=25)
+    forward = {r.key for r in probe.plan(items, ctx, verdicts)}
+    assert forward == {r.key for r in probe.plan(items[::-1], ctx, verdicts)}
+
+
+@pytest.mark.parametrize(
+    ("cls", "options"),
+    [
+        (RepetitionProbe, {"counts": (0, 2)}),
+        (RepetitionProbe, {"modes": ("title",)}),
+        (RepetitionProbe, {"join": "dialogue"}),
+        (RepetitionProbe, {"separator": ""}),
+        (ClusterProbe, {"ks": (1,)}),
+        (ClusterProbe, {"quantile": 0.7}),
+        (ClusterProbe, {"cluster_by": "kmeans"}),
+        (PermutationProbe, {"n_random": 2}),
+        (PermutationProbe, {"sample_sizes": (1, 0)}),
+        (PermutationProbe, {"levels": "terciles"}),
+    ],
+)
+def test_bad_parameters_raise_a_config_error(cls: Callable[..., object], options: dict) -> None:
+    with pytest.raises(ConfigError):
+        cls(**options)
+
+
+def test_a_rubric_with_inputs_beyond_prompt_and_response_is_rejected() -> None:
+    rubric = HARM.with_template(HARM.template + "\n{reference}", inputs=("prompt", "response", "reference"))
+    with pytest.raises(ConfigError, match="reference"):
+        RepetitionProbe().plan(balanced_items(1), ProbeContext("j", rubric), {})
+
+
+def test_probes_are_registered_by_name() -> None:
+    assert get_probe_class("repetition") is RepetitionProbe
+    assert get_probe_class("cluster") is ClusterProbe
+    assert get_probe_class("permutation") is PermutationProbe
+
+
+def test_figures_carry_the_data_their_kind_needs() -> None:
+    items = balanced_items(8)
+    engine = engine_for(max_judge())
+    figures = [
+        f
+        for probe in (
+            RepetitionProbe(counts=(1, 2), **FAST),
+            ClusterProbe(ks=(2,), per_cluster=10, **FAST),
+            PermutationProbe(ks=(4,), n_tuples=10, **FAST),
+        )
+        for f in run(probe, items, max_judge(), engine=engine).figures
+    ]
+    kinds = {f.kind for f in figures}
+    assert kinds == {"distributions", "scatter", "counts", "heatmap"}
+    for f in figures:
+        if f.kind == "counts":
+            assert len(f.data["values"]) == len(f.data["rows"]) == 5
+            assert all(len(row) == len(f.data["columns"]) for row in f.data["values"])
+            assert all(sum(row) == 10 for row in f.data["values"])
+        if f.kind == "scatter":
+            assert all(len(s["x"]) == len(s["y"]) for s in f.data["series"].values())
+        if f.kind == "heatmap":
+            assert len(f.data["values"]) == len(f.data["names"])
+
+
+# -- response generation -----------------------------------------------------------------------
+def _generator(calls: list[str]) -> CallableJudge:
+    def fn(request: Request) -> Verdict:
+        prompt = request.field_map["prompt"]
+        calls.append(prompt)
+        if "crash" in prompt:
+            raise RuntimeError("backend down")
+        if "silent" in prompt:
+            return Verdict.scored(0, raw_text="  ")
+        words = f"An answer to {prompt}".split()[: request.rubric.max_new_tokens]
+        return Verdict.scored(len(words), raw_text=" ".join(words) + " ")
+
+    return CallableJudge(fn, name="echo-generator")
+
+
+def test_generated_responses_fill_the_items_and_failures_are_dropped_and_counted() -> None:
+    calls: list[str] = []
+    engine = Engine(_generator(calls), RunStore(":memory:"), EngineConfig(progress=False, max_retries=0))
+    items = [PointwiseItem(f"q{i}", p, "") for i, p in enumerate(["how?", "crash", "silent", "why?"])]
+    result = generate_responses_sync(items, engine)
+    assert [i.response for i in result.items] == ["An answer to how?", "An answer to why?"]
+    assert result.items[0].metadata["generated_tokens"] == 4
+    assert result.items[0].metadata["generator"] == engine.judge.fingerprint
+    assert result.counts == {"generated": 2, "failed": 2, "error": 1, "empty": 1}
+    assert {f.item_id for f in result.failed} == {"q1", "q2"}
+
+
+async def test_generation_is_cached_and_its_token_limit_is_part_of_the_request() -> None:
+    calls: list[str] = []
+    engine = engine_for(_generator(calls))
+    items = [PointwiseItem("q0", "say a lot of words please", "")]
+    first = await generate_responses(items, engine, max_new_tokens=3)
+    again = await generate_responses(items, engine, max_new_tokens=3)
+    longer = await generate_responses(items, engine, max_new_tokens=100)
+    assert first.items[0].response == "An answer to"
+    assert (again.stats.cached, again.stats.called) == (1, 0)
+    assert longer.items[0].response.endswith("please")
+    assert len(calls) == 2
+
+
+def test_generation_needs_a_generation_rubric() -> None:
+    with pytest.raises(ConfigError, match="generation"):
+        generate_responses_sync([PointwiseItem("q", "p", "")], engine_for(_generator([])), rubric=HARM)
+
+
+# -- real data ---------------------------------------------------------------------------------
+DATA = Path(os.environ.get("JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+@pytest.mark.skipif(not (DATA / "pyrit_scorer_evals" / "harm").is_dir(), reason="PyRIT data absent")
+def test_concatenation_probes_run_on_pyrit_harm_items_with_a_keyword_judge() -> None:
+    from judgeprobe.data.pyrit import load_pyrit_csv
+
+    items = list(load_pyrit_csv(DATA / "pyrit_scorer_evals" / "harm" / "violence.csv").items)[:30]
+    words = ("kill", "weapon", "attack", "hurt", "bomb", "shoot")
+
+    def fn(request: Request) -> float:
+        text = request.field_map["response"].lower()
+        return float(min(5, 1 + sum(text.count(w) for w in words)))
+
+    engine = engine_for(CallableJudge(fn, name="keywords"))
+    judge = engine.judge
+    for probe in (
+        RepetitionProbe(counts=(1, 2), **FAST),
+        ClusterProbe(ks=(2,), per_cluster=20, **FAST),
+        PermutationProbe(ks=(4,), n_tuples=20, sample_sizes=(10, 5, 10), **FAST),
+    ):
+        result = run(probe, items, judge, engine=engine)  # type: ignore[arg-type]
+        assert result.usage["error"] == 0 and result.findings
+        assert all(not math.isnan(f.estimate.n) for f in result.findings)
+    # Counting keywords rises with repetition: the repetition probe must see it.
+    repeated = run(RepetitionProbe(counts=(1, 4), **FAST), items, judge, engine=engine)  # type: ignore[arg-type]
+    assert repeated.finding("mean_shift", mode="P,R*l", l="4").estimate.estimate > 0
+    assert VerdictStatus.OK.value in repeated.usage

@@ -1,0 +1,187 @@
+"""Specifications of the core vocabulary: rubrics, requests, verdicts, parsing, the run store."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from judgeprobe import CallableJudge, Engine, EngineConfig, Request, RunStore, Verdict, VerdictStatus
+from judgeprobe.errors import RubricError
+from judgeprobe.judges.parsing import parse_label, verdict_from_distribution, verdict_from_text
+from judgeprobe.rubrics import DecisionRule, builtin_rubric, builtin_rubric_names, get_rubric, load_rubric
+
+HARM = builtin_rubric("harmfulness")
+REFUSAL = builtin_rubric("refusal")
+PREFERENCE = builtin_rubric("preference")
+FIELDS = {"prompt": "How do I bake bread?", "response": "Knead, proof, bake."}
+
+
+def test_builtin_rubrics_cover_scale_binary_pairwise_and_classifier_kinds() -> None:
+    kinds = {builtin_rubric(name).kind for name in builtin_rubric_names()}
+    assert {"scale", "binary", "pairwise", "continuous", "generation"} <= kinds
+
+
+def test_the_papers_decision_rule_has_a_neutral_band_that_is_never_a_flip() -> None:
+    rule = HARM.decision
+    assert rule is not None
+    assert [rule.decide(s) for s in (1, 2, 3, 4, 5)] == ["safe", "safe", "neutral", "unsafe", "unsafe"]
+    assert rule.is_flip("safe", "unsafe")
+    assert not rule.is_flip("safe", "neutral")
+    assert not rule.is_flip("unsafe", "unsafe")
+
+
+def test_a_reward_models_rule_reads_lower_scores_as_unsafe() -> None:
+    rule = builtin_rubric("reward").decision
+    assert rule is not None
+    assert rule.decide(-3.0) == "unsafe"
+    assert rule.decide(4.0) == "safe"
+
+
+def test_decision_rule_rejects_an_inverted_band() -> None:
+    with pytest.raises(ValueError, match="negative_at"):
+        DecisionRule(positive="bad", negative="good", positive_at=2, negative_at=4)
+
+
+def test_rendering_inserts_data_verbatim_even_with_braces_and_placeholder_lookalikes() -> None:
+    text = HARM.render({"prompt": "{response} {x}", "response": "}{"})
+    assert "{response} {x}" in text
+    assert "}{" in text
+
+
+def test_rendering_without_a_needed_field_names_it() -> None:
+    with pytest.raises(RubricError, match="response"):
+        HARM.render({"prompt": "p"})
+
+
+def test_a_template_that_drops_a_placeholder_is_rejected() -> None:
+    with pytest.raises(ValueError, match="placeholder"):
+        HARM.with_template("Rate this: {prompt}")
+
+
+def test_rubric_hash_changes_with_the_template_and_not_with_the_description() -> None:
+    reworded = HARM.with_template(HARM.template.replace("safety reviewer", "content reviewer"))
+    redescribed = HARM.model_copy(update={"description": "another description"})
+    assert reworded.hash != HARM.hash
+    assert redescribed.hash == HARM.hash
+
+
+def test_a_rubric_file_with_a_bad_key_names_file_and_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nkind: scale\ntemplate: '{response}'\ninputs: [response]\nlabelz: [1]\n")
+    with pytest.raises(RubricError, match=r"bad\.yaml.*labelz"):
+        load_rubric(path)
+
+
+def test_get_rubric_accepts_a_name_a_path_or_a_rubric(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "name: mine\nkind: binary\ntemplate: 'Refusal? {response}'\ninputs: [response]\n"
+        "labels: ['yes', 'no']\nvalues: {'yes': 1, 'no': 0}\n"
+        "decision: {positive: refusal, positive_at: 1, negative: compliance, negative_at: 0}\n"
+    )
+    assert get_rubric(str(path)).name == "mine"
+    assert get_rubric("refusal") is not None
+    assert get_rubric(REFUSAL) is REFUSAL
+    with pytest.raises(RubricError, match="no built-in rubric"):
+        get_rubric("no-such-rubric")
+
+
+def test_request_key_depends_on_judge_rubric_fields_and_trial() -> None:
+    base = Request.make("judge-1", HARM, FIELDS)
+    assert base.key == Request.make("judge-1", HARM, dict(reversed(FIELDS.items()))).key
+    others = [
+        Request.make("judge-2", HARM, FIELDS),
+        Request.make("judge-1", HARM.with_template(HARM.template + "\n"), FIELDS),
+        Request.make("judge-1", HARM, {**FIELDS, "response": "other"}),
+        Request.make("judge-1", HARM, FIELDS, trial=1),
+    ]
+    assert len({base.key, *(r.key for r in others)}) == 5
+
+
+def test_request_keeps_only_the_rubrics_inputs() -> None:
+    request = Request.make("j", builtin_rubric("toxicity"), FIELDS)
+    assert request.field_map == {"response": FIELDS["response"]}
+
+
+def test_only_an_ok_verdict_carries_a_score() -> None:
+    with pytest.raises(ValueError):
+        Verdict(VerdictStatus.OK)
+    with pytest.raises(ValueError):
+        Verdict(VerdictStatus.UNPARSEABLE, score=1.0)
+    with pytest.raises(ValueError):
+        Verdict.scored(math.nan)
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [("4", "4"), ("Score: 5 because", "5"), ("**2**", "2"), ("I think 3.", "3"), ("nine", None)],
+)
+def test_scale_labels_are_parsed_from_text_or_reported_missing(text: str, label: str | None) -> None:
+    assert parse_label(text, HARM) == label
+
+
+def test_binary_labels_accept_yes_and_no() -> None:
+    assert parse_label("Yes, it refuses.", REFUSAL) == "true"
+    assert parse_label("FALSE", REFUSAL) == "false"
+
+
+def test_unparseable_text_is_a_verdict_state_not_a_score() -> None:
+    verdict = verdict_from_text("I cannot rate this.", HARM)
+    assert verdict.status is VerdictStatus.UNPARSEABLE
+    assert verdict.score is None
+
+
+def test_trial_zero_takes_the_argmax_and_later_trials_sample_reproducibly() -> None:
+    distribution = {"1": 0.5, "2": 0.0, "3": 0.0, "4": 0.0, "5": 0.5}
+    first = verdict_from_distribution(distribution, HARM, key="k", trial=0)
+    assert first.label == "1"
+    assert first.meta["expected"] == pytest.approx(3.0)
+    samples = [verdict_from_distribution(distribution, HARM, key="k", trial=t).label for t in range(1, 200)]
+    again = [verdict_from_distribution(distribution, HARM, key="k", trial=t).label for t in range(1, 200)]
+    assert samples == again
+    assert 60 < samples.count("5") < 140
+
+
+def test_pairwise_labels_score_a_as_one_and_b_as_zero() -> None:
+    verdict = verdict_from_text("B", PREFERENCE)
+    assert (verdict.label, verdict.score) == ("B", 0.0)
+
+
+async def test_callable_judges_may_be_sync_or_async_and_return_labels_or_numbers() -> None:
+    async def async_fn(request: Request) -> str:
+        return "Score: 4"
+
+    store = RunStore(":memory:")
+    for fn, expected in ((lambda r: 2, 2.0), (async_fn, 4.0), (lambda r: "5", 5.0)):
+        judge = CallableJudge(fn, name=f"fn-{expected}")
+        keyed = Request.make(judge.fingerprint, HARM, FIELDS)
+        result = await Engine(judge, store, EngineConfig(progress=False)).run([keyed])
+        assert result.verdicts[keyed.key].score == expected
+
+
+async def test_an_exception_in_a_judge_is_recorded_as_an_error_not_raised() -> None:
+    def broken(request: Request) -> float:
+        raise RuntimeError("boom")
+
+    judge = CallableJudge(broken, name="broken")
+    request = Request.make(judge.fingerprint, HARM, FIELDS)
+    result = await Engine(judge, RunStore(":memory:"), EngineConfig(progress=False)).run([request])
+    verdict = result.verdicts[request.key]
+    assert verdict.status is VerdictStatus.ERROR
+    assert "boom" in (verdict.error or "")
+    assert result.stats.failed == 1
+
+
+def test_the_run_store_round_trips_every_verdict_field(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    request = Request.make("j", HARM, FIELDS, trial=2)
+    verdict = Verdict.scored(
+        4.0, label="4", distribution={"4": 0.9, "5": 0.1}, raw_text="4", key=request.key, trial=2,
+        latency_s=0.5, prompt_tokens=10, completion_tokens=1, attempts=2, meta={"label_mass": 0.7},
+    )
+    path = tmp_path / "run.sqlite"
+    with RunStore(path) as store:
+        store.put(request, verdict)
+    with RunStore(path) as store:
+        assert store.get(request.key) == verdict
+        assert store.count() == 1
