@@ -164,17 +164,13 @@ class FakeServer:
         }
 
     @staticmethod
-    def key_of(body: dict[str, Any]) -> str:
-        """The identity of a call's content: its messages and seed."""
-        text = json.dumps([body.get("messages"), body.get("seed")], sort_keys=True)
-        return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    def key_of(raw: bytes) -> str:
+        """The identity of a call: a hash of its body (equal requests send equal bodies)."""
+        return hashlib.blake2b(raw, digest_size=12).hexdigest()
 
-    def label_for(self, body: dict[str, Any]) -> str:
-        """The label this server answers for a request body (deterministic)."""
-        digest = hashlib.blake2b(
-            json.dumps(body.get("messages"), sort_keys=True).encode(), digest_size=8
-        ).digest()
-        return self.labels[int.from_bytes(digest, "big") % len(self.labels)]
+    def label_for(self, key: str) -> str:
+        """The label this server answers for the call with identity ``key`` (deterministic)."""
+        return self.labels[int(key, 16) % len(self.labels)]
 
     # -- handlers -----------------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
@@ -191,7 +187,7 @@ class FakeServer:
             return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
         self.bodies.append(body)
         self.authorizations.append(request.headers.get("Authorization"))
-        key = self.key_of(body)
+        key = self.key_of(raw)
         arrival = self.received[key]
         self.received[key] += 1
         if self.latency_s > 0:
@@ -205,7 +201,7 @@ class FakeServer:
             return await self._fault(fault)
         self.answered[key] += 1
         return web.Response(
-            body=json.dumps(self._completion(body)).encode(), content_type="application/json"
+            body=json.dumps(self._completion(body, key)).encode(), content_type="application/json"
         )
 
     async def _fault(self, fault: str) -> web.StreamResponse:
@@ -226,8 +222,8 @@ class FakeServer:
             pass
         return web.json_response({"error": {"message": "gateway timeout"}}, status=504)
 
-    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        label = self.label_for(body)
+    def _completion(self, body: dict[str, Any], key: str) -> dict[str, Any]:
+        label = self.label_for(key)
         messages = body.get("messages") or [{}]
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
         user = str(messages[-1].get("content", ""))

@@ -9,7 +9,6 @@ recovered within the reported intervals.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,8 +24,12 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.generation import generate_responses, generate_responses_sync
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
-from judgeprobe.probes._decisions import base_request, draw_tuples, paired_wasserstein
-from judgeprobe.probes._decisions import BootstrapOptions
+from judgeprobe.probes._decisions import (
+    BootstrapOptions,
+    base_request,
+    draw_tuples,
+    paired_wasserstein,
+)
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
@@ -34,13 +37,13 @@ from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
 from judgeprobe.stats import wasserstein
 from judgeprobe.transforms.concat import Join, concatenate, permute, repeat, score_orders
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.verdict import Verdict
 
 SEP = "\n\n"
 HARM = builtin_rubric("harmfulness")
 REWARD = builtin_rubric("reward")
 TOXICITY = builtin_rubric("toxicity")
-FAST = {"n_resamples": 200}
+FAST = 200  # bootstrap resamples: enough for the checks, fast
 
 
 # -- synthetic items and judges ----------------------------------------------------------------
@@ -93,8 +96,15 @@ def engine_for(judge: CallableJudge) -> Engine:
     return Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
 
 
-def run(probe: object, items: Sequence[PointwiseItem], judge: CallableJudge, rubric: Rubric = HARM,
-        *, seed: int = 0, engine: Engine | None = None) -> ProbeResult:
+def run(
+    probe: object,
+    items: Sequence[PointwiseItem],
+    judge: CallableJudge,
+    rubric: Rubric = HARM,
+    *,
+    seed: int = 0,
+    engine: Engine | None = None,
+) -> ProbeResult:
     return run_probe_sync(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
 
 
@@ -138,7 +148,9 @@ def test_repeating_one_field_in_dialogue_form_is_a_config_error() -> None:
         repeat(PointwiseItem("a", "P", "R"), 2, mode="response", join=Join("dialogue"))
 
 
-def test_decreasing_order_is_the_reversal_of_increasing_and_random_orders_are_permutations() -> None:
+def test_decreasing_order_is_the_reversal_of_increasing_and_random_orders_are_permutations() -> (
+    None
+):
     orders = score_orders([3.0, 1.0, 2.0, 1.0], n_random=3, rng=np.random.default_rng(1))
     assert orders["increasing"] == (1, 3, 2, 0)
     assert orders["decreasing"] == orders["increasing"][::-1]
@@ -149,9 +161,12 @@ def test_decreasing_order_is_the_reversal_of_increasing_and_random_orders_are_pe
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_drawn_tuples_are_distinct_and_reproducible(ordered: bool) -> None:
-    draw = lambda: draw_tuples(np.random.default_rng(5), 6, 3, 50, ordered=ordered)  # noqa: E731
+    def draw() -> tuple[list[tuple[int, ...]], bool]:
+        return draw_tuples(np.random.default_rng(5), 6, 3, 50, ordered=ordered)
+
     tuples, replaced = draw()
-    assert not replaced and len(set(tuples)) == len(tuples) == 50 if ordered else 20
+    assert not replaced
+    assert len(set(tuples)) == len(tuples) == (50 if ordered else 20)  # 6P3 = 120, 6C3 = 20
     assert draw() == (tuples, replaced)
     assert all(len(set(t)) == 3 for t in tuples)
 
@@ -179,30 +194,24 @@ def test_the_full_suite_makes_one_judge_call_per_distinct_request() -> None:
     items = balanced_items(12)
     engine = engine_for(max_judge())
     probes = [
-        RepetitionProbe(counts=(1, 2, 4), **FAST),
-        ClusterProbe(ks=(2, 4), per_cluster=40, **FAST),
-        PermutationProbe(ks=(4,), n_tuples=40, **FAST),
+        RepetitionProbe(counts=(1, 2, 4), n_resamples=FAST),
+        ClusterProbe(ks=(2, 4), per_cluster=40, n_resamples=FAST),
+        PermutationProbe(ks=(4,), n_tuples=40, n_resamples=FAST),
     ]
     results = [run(p, items, max_judge(), engine=engine) for p in probes]
-    calls = sum(r.usage["calls"] for r in results)
-    distinct = {
-        r.key
-        for p in probes
-        for r in p.plan(items, ProbeContext(engine.judge.fingerprint, HARM), _verdicts(engine))
-    }
-    assert calls == len(distinct) == engine.totals.called
-    assert all(r.usage["cached"] >= len(items) for r in results[1:])
-
-
-def _verdicts(engine: Engine) -> dict[str, Verdict]:
     ctx = ProbeContext(engine.judge.fingerprint, HARM)
-    keys = [base_request(ctx, i).key for i in balanced_items(12)]
-    return engine.store.get_many(keys)
+    base = engine.store.get_many([base_request(ctx, i).key for i in items])
+    distinct = {r.key for p in probes for r in p.plan(items, ctx, base)}
+    calls = sum(r.usage["calls"] for r in results)
+    assert calls == len(distinct) == engine.totals.called
+    assert all(r.usage["cached"] == len(items) for r in results[1:])
 
 
 # -- an invariant judge shows nothing ----------------------------------------------------------
 def test_judge_invariant_to_repetition_shows_no_effect_with_intervals_containing_zero() -> None:
-    result = run(RepetitionProbe(counts=(1, 2, 8), **FAST), balanced_items(10), max_judge())
+    result = run(
+        RepetitionProbe(counts=(1, 2, 8), n_resamples=FAST), balanced_items(10), max_judge()
+    )
     assert len(result.findings) == 3 * 2 * 3
     for finding in result.findings:
         assert finding.estimate.estimate == 0.0, finding
@@ -211,7 +220,11 @@ def test_judge_invariant_to_repetition_shows_no_effect_with_intervals_containing
 
 
 def test_judge_invariant_to_concatenation_keeps_every_cluster_in_its_class() -> None:
-    result = run(ClusterProbe(ks=(2, 4, 8), per_cluster=60, **FAST), balanced_items(10), max_judge())
+    result = run(
+        ClusterProbe(ks=(2, 4, 8), per_cluster=60, n_resamples=FAST),
+        balanced_items(10),
+        max_judge(),
+    )
     for name in ("class_departure_rate", "class_flip_rate"):
         for cluster in ("unsafe", "safe"):
             finding = result.finding(name, cluster=cluster, k="8")
@@ -220,7 +233,7 @@ def test_judge_invariant_to_concatenation_keeps_every_cluster_in_its_class() -> 
 
 
 def test_judge_invariant_to_order_has_zero_positional_bias() -> None:
-    probe = PermutationProbe(ks=(4, 8), n_tuples=80, sample_sizes=(20, 10, 20), **FAST)
+    probe = PermutationProbe(ks=(4, 8), n_tuples=80, sample_sizes=(20, 10, 20), n_resamples=FAST)
     result = run(probe, balanced_items(10), max_judge())
     for k in ("4", "8"):
         for name in ("positional_bias", "wasserstein_increasing_decreasing"):
@@ -233,19 +246,26 @@ def test_judge_invariant_to_order_has_zero_positional_bias() -> None:
 @pytest.mark.parametrize("p", [0.0, 0.2, 0.5, 0.8])
 def test_planted_first_part_effect_is_recovered_as_positional_bias(p: float) -> None:
     items = balanced_items(20)
-    probe = PermutationProbe(ks=(8,), n_tuples=300, sample_sizes=(30, 15, 30), **FAST)
+    probe = PermutationProbe(ks=(8,), n_tuples=300, sample_sizes=(30, 15, 30), n_resamples=FAST)
     judge = first_part_judge(p)
     result = run(probe, items, judge)
     # Increasing order starts with the lowest part: judged alone with probability p, which
     # flips the decision exactly when that part is safe (<= 2) and the highest is unsafe (>= 4).
     ctx = ProbeContext(judge.fingerprint, HARM)
-    verdicts = {base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
-                for i in items}
+    verdicts = {
+        base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0]) for i in items
+    }
     design = probe.design(items, ctx, verdicts)
     assert design is not None
     base = {i.id: parts(base_request(ctx, i))[0] for i in items}
-    mixed = np.mean([min(base[x] for x in t.parts) <= 2 <= 4 <= max(base[x] for x in t.parts)
-                     for t in design.tuples[8]])
+    mixed = float(
+        np.mean(
+            [
+                min(base[x] for x in t.parts) <= 2 <= 4 <= max(base[x] for x in t.parts)
+                for t in design.tuples[8]
+            ]
+        )
+    )
     bias = result.finding("positional_bias", k="8").estimate
     assert bias.n == 300
     assert bias.ci.contains(p * mixed), (p, mixed, bias)
@@ -257,7 +277,7 @@ def test_planted_first_part_effect_is_recovered_as_positional_bias(p: float) -> 
 def test_planted_length_effect_is_recovered_by_the_repetition_probe() -> None:
     rng = np.random.default_rng(3)
     items = make_items([round(float(v), 2) for v in rng.uniform(-4, 4, size=80)])
-    probe = RepetitionProbe(counts=(1, 2, 4), **FAST)
+    probe = RepetitionProbe(counts=(1, 2, 4), n_resamples=FAST)
     result = run(probe, items, length_judge(delta=0.5), REWARD)
     for times in (2, 4):
         for mode in ("P,R*l", "P*l,R*l"):
@@ -269,6 +289,7 @@ def test_planted_length_effect_is_recovered_by_the_repetition_probe() -> None:
         assert untouched.ci.contains(0.0) and abs(untouched.estimate) < 0.05
 
 
+@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # a constant shift: sd ~ 1e-16
 def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> None:
     """A judge that averages its parts minus 1 per extra part: the shift is -(k - 1)."""
 
@@ -278,7 +299,9 @@ def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> Non
 
     rng = np.random.default_rng(4)
     items = make_items([round(float(v), 3) for v in rng.uniform(-3, 3, size=100)])
-    result = run(ClusterProbe(ks=(2, 4), per_cluster=50, **FAST), items, CallableJudge(fn), REWARD)
+    result = run(
+        ClusterProbe(ks=(2, 4), per_cluster=50, n_resamples=FAST), items, CallableJudge(fn), REWARD
+    )
     assert [c["name"] for c in result.tables["clusters"]] == ["high", "low"]
     assert [c["size"] for c in result.tables["clusters"]] == [10, 10]
     for k in (2, 4):
@@ -286,7 +309,7 @@ def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> Non
         assert shift.estimate == pytest.approx(-(k - 1))
         distance = result.finding("wasserstein_concat_vs_parts", cluster="high", k=str(k))
         assert distance.estimate.estimate == pytest.approx(k - 1)
-        assert distance.status == "fail"
+    assert result.finding("wasserstein_concat_vs_parts", cluster="high", k="4").status == "fail"
     # The high cluster is safe (reward > 0); falling by 3 at k = 4 makes it unsafe.
     assert result.finding("class_flip_rate", cluster="high", k="4").estimate.estimate > 0.5
 
@@ -295,7 +318,7 @@ def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> Non
 def test_inputs_over_the_context_window_are_skipped_and_counted_never_scored() -> None:
     items = balanced_items(4)
     judge = max_judge(context_window=120)  # words of the rendered harmfulness template
-    result = run(RepetitionProbe(counts=(1, 2, 16), **FAST), items, judge)
+    result = run(RepetitionProbe(counts=(1, 2, 16), n_resamples=FAST), items, judge)
     rows = {(r["mode"], r["l"]): r for r in result.tables["variants"]}
     assert rows["P*l,R*l", 16]["skipped"] == len(items)
     assert rows["P*l,R*l", 2]["skipped"] == 0
@@ -309,7 +332,7 @@ def test_items_whose_base_verdict_failed_are_excluded_and_counted() -> None:
         return None if "response 3 " in request.field_map["response"] else max(parts(request))
 
     items = balanced_items(6)
-    result = run(ClusterProbe(ks=(2,), per_cluster=20, **FAST), items, CallableJudge(fn))
+    result = run(ClusterProbe(ks=(2,), per_cluster=20, n_resamples=FAST), items, CallableJudge(fn))
     assert result.tables["base"]["unparseable"] == 1
     assert result.tables["base"]["scored"] == len(items) - 1
     assert any("excluded" in note for note in result.notes)
@@ -317,23 +340,30 @@ def test_items_whose_base_verdict_failed_are_excluded_and_counted() -> None:
 
 def test_a_response_only_classifier_rubric_repeats_only_the_response() -> None:
     judge = CallableJudge(lambda r: max(parts(r)) / 5, name="prob")
-    result = run(RepetitionProbe(counts=(1, 2), **FAST), balanced_items(4), judge, TOXICITY)
+    result = run(
+        RepetitionProbe(counts=(1, 2), n_resamples=FAST), balanced_items(4), judge, TOXICITY
+    )
     assert {f.labels["mode"] for f in result.findings} == {"P,R*l"}
     assert any("left out" in note for note in result.notes)
 
 
 def test_class_clusters_follow_the_decision_rule_and_neutral_items_join_neither() -> None:
-    result = run(ClusterProbe(ks=(2,), per_cluster=10, **FAST), balanced_items(5), max_judge())
+    result = run(
+        ClusterProbe(ks=(2,), per_cluster=10, n_resamples=FAST), balanced_items(5), max_judge()
+    )
     clusters = {c["name"]: c for c in result.tables["clusters"]}
     assert clusters["unsafe"]["size"] == clusters["safe"]["size"] == 10
     assert (clusters["unsafe"]["score_min"], clusters["safe"]["score_max"]) == (4.0, 2.0)
 
 
 def test_a_cluster_smaller_than_k_draws_parts_with_replacement_and_says_so() -> None:
-    result = run(ClusterProbe(ks=(4,), per_cluster=20, **FAST), make_items([1, 2, 5, 5, 4]),
-                 max_judge())
+    result = run(
+        ClusterProbe(ks=(4,), per_cluster=20, n_resamples=FAST),
+        make_items([1, 2, 5, 5, 4]),
+        max_judge(),
+    )
     row = next(r for r in result.tables["concatenations"] if r["cluster"] == "safe")
-    assert row["with_replacement"] and row["concatenations"] == 5  # multisets of 2 items, 4 parts
+    assert row["with_replacement"] and row["concatenations"] == 16  # 2 items in 4 places: 2**4
     assert any("with replacement" in note for note in result.notes)
 
 
@@ -346,7 +376,7 @@ def test_dialogue_join_is_judged_as_a_conversation() -> None:
         turns = [t.split("\nAssistant: ")[-1] for t in text.split(SEP)]
         return max(float(t.rsplit(" ", 1)[1]) for t in turns)
 
-    probe = ClusterProbe(ks=(2,), per_cluster=10, join="dialogue", **FAST)
+    probe = ClusterProbe(ks=(2,), per_cluster=10, join="dialogue", n_resamples=FAST)
     result = run(probe, balanced_items(4), CallableJudge(fn))
     assert any(s.startswith("User: prompt") for s in seen)
     assert result.finding("class_flip_rate", cluster="unsafe", k="2").estimate.estimate == 0.0
@@ -359,8 +389,12 @@ def test_plans_are_reproducible_for_a_seed_and_differ_across_seeds() -> None:
     verdicts = {}
     for seed in (0, 1):
         ctx = ProbeContext("j", HARM, seed=seed)
-        verdicts.update({base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
-                         for i in items})
+        verdicts.update(
+            {
+                base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
+                for i in items
+            }
+        )
 
     def keys(seed: int) -> list[str]:
         return [r.key for r in probe.plan(items, ProbeContext("j", HARM, seed=seed), verdicts)]
@@ -373,8 +407,9 @@ def test_plans_are_reproducible_for_a_seed_and_differ_across_seeds() -> None:
 def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
     items = balanced_items(8)
     ctx = ProbeContext("j", HARM)
-    verdicts = {base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
-                for i in items}
+    verdicts = {
+        base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0]) for i in items
+    }
     probe = ClusterProbe(ks=(2, 4), per_cluster=25)
     forward = {r.key for r in probe.plan(items, ctx, verdicts)}
     assert forward == {r.key for r in probe.plan(items[::-1], ctx, verdicts)}
@@ -395,13 +430,17 @@ def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
         (PermutationProbe, {"levels": "terciles"}),
     ],
 )
-def test_bad_parameters_raise_a_config_error(cls: Callable[..., object], options: dict) -> None:
+def test_bad_parameters_raise_a_config_error(
+    cls: Callable[..., object], options: dict[str, object]
+) -> None:
     with pytest.raises(ConfigError):
         cls(**options)
 
 
 def test_a_rubric_with_inputs_beyond_prompt_and_response_is_rejected() -> None:
-    rubric = HARM.with_template(HARM.template + "\n{reference}", inputs=("prompt", "response", "reference"))
+    rubric = HARM.with_template(
+        HARM.template + "\n{reference}", inputs=("prompt", "response", "reference")
+    )
     with pytest.raises(ConfigError, match="reference"):
         RepetitionProbe().plan(balanced_items(1), ProbeContext("j", rubric), {})
 
@@ -418,9 +457,9 @@ def test_figures_carry_the_data_their_kind_needs() -> None:
     figures = [
         f
         for probe in (
-            RepetitionProbe(counts=(1, 2), **FAST),
-            ClusterProbe(ks=(2,), per_cluster=10, **FAST),
-            PermutationProbe(ks=(4,), n_tuples=10, **FAST),
+            RepetitionProbe(counts=(1, 2), n_resamples=FAST),
+            ClusterProbe(ks=(2,), per_cluster=10, n_resamples=FAST),
+            PermutationProbe(ks=(4,), n_tuples=10, n_resamples=FAST),
         )
         for f in run(probe, items, max_judge(), engine=engine).figures
     ]
@@ -454,8 +493,12 @@ def _generator(calls: list[str]) -> CallableJudge:
 
 def test_generated_responses_fill_the_items_and_failures_are_dropped_and_counted() -> None:
     calls: list[str] = []
-    engine = Engine(_generator(calls), RunStore(":memory:"), EngineConfig(progress=False, max_retries=0))
-    items = [PointwiseItem(f"q{i}", p, "") for i, p in enumerate(["how?", "crash", "silent", "why?"])]
+    engine = Engine(
+        _generator(calls), RunStore(":memory:"), EngineConfig(progress=False, max_retries=0)
+    )
+    items = [
+        PointwiseItem(f"q{i}", p, "") for i, p in enumerate(["how?", "crash", "silent", "why?"])
+    ]
     result = generate_responses_sync(items, engine)
     assert [i.response for i in result.items] == ["An answer to how?", "An answer to why?"]
     assert result.items[0].metadata["generated_tokens"] == 4
@@ -479,11 +522,17 @@ async def test_generation_is_cached_and_its_token_limit_is_part_of_the_request()
 
 def test_generation_needs_a_generation_rubric() -> None:
     with pytest.raises(ConfigError, match="generation"):
-        generate_responses_sync([PointwiseItem("q", "p", "")], engine_for(_generator([])), rubric=HARM)
+        generate_responses_sync(
+            [PointwiseItem("q", "p", "")], engine_for(_generator([])), rubric=HARM
+        )
 
 
 # -- real data ---------------------------------------------------------------------------------
-DATA = Path(os.environ.get("JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+DATA = Path(
+    os.environ.get(
+        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    )
+)
 
 
 @pytest.mark.skipif(not (DATA / "pyrit_scorer_evals" / "harm").is_dir(), reason="PyRIT data absent")
@@ -500,14 +549,13 @@ def test_concatenation_probes_run_on_pyrit_harm_items_with_a_keyword_judge() -> 
     engine = engine_for(CallableJudge(fn, name="keywords"))
     judge = engine.judge
     for probe in (
-        RepetitionProbe(counts=(1, 2), **FAST),
-        ClusterProbe(ks=(2,), per_cluster=20, **FAST),
-        PermutationProbe(ks=(4,), n_tuples=20, sample_sizes=(10, 5, 10), **FAST),
+        RepetitionProbe(counts=(1, 2), n_resamples=FAST),
+        ClusterProbe(ks=(2,), per_cluster=20, n_resamples=FAST),
+        PermutationProbe(ks=(4,), n_tuples=20, sample_sizes=(10, 5, 10), n_resamples=FAST),
     ):
         result = run(probe, items, judge, engine=engine)  # type: ignore[arg-type]
-        assert result.usage["error"] == 0 and result.findings
-        assert all(not math.isnan(f.estimate.n) for f in result.findings)
+        assert result.usage["error"] == 0
+        assert result.tables["base"]["scored"] == len(items)
     # Counting keywords rises with repetition: the repetition probe must see it.
-    repeated = run(RepetitionProbe(counts=(1, 4), **FAST), items, judge, engine=engine)  # type: ignore[arg-type]
+    repeated = run(RepetitionProbe(counts=(1, 4), n_resamples=FAST), items, judge, engine=engine)  # type: ignore[arg-type]
     assert repeated.finding("mean_shift", mode="P,R*l", l="4").estimate.estimate > 0
-    assert VerdictStatus.OK.value in repeated.usage

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -102,12 +103,7 @@ def with_recorded(
 ) -> list[PairwiseItem]:
     """``items`` with a recorded judge ``name`` voting by ``rule``."""
     return [
-        PairwiseItem(
-            **{
-                **{f: getattr(item, f) for f in item.__slots__},  # type: ignore[attr-defined]
-                "judge_votes": {name: (Vote(rule(item), rater=name),)},
-            }
-        )
+        dataclasses.replace(item, judge_votes={name: (Vote(rule(item), rater=name),)})
         for item in items
     ]
 
@@ -296,7 +292,7 @@ def test_falsifier_bin_must_be_one_of_the_probe_bins() -> None:
 def test_falsifier_decides_by_where_the_whole_interval_lies(
     refuted_if: str, low: float, high: float, outcome: str
 ) -> None:
-    falsifier = Falsifier(threshold=0.10, refuted_if=refuted_if)  # type: ignore[arg-type]
+    falsifier = Falsifier(threshold=0.10, refuted_if=refuted_if)
     verdict = falsifier.decide(Estimate(0.2, ConfidenceInterval(low, high, 0.95), 74))
     assert verdict.outcome == outcome
     assert f"{falsifier.threshold:g}" in verdict.sentence()
@@ -440,17 +436,19 @@ def test_length_controlled_rate_removes_a_pure_length_preference() -> None:
 # Interval coverage (seeded simulation)
 
 
-def test_clustered_agreement_ci_covers_the_true_rate_at_about_the_nominal_level() -> None:
-    """Questions differ in difficulty (cluster-level rate ~ Beta(8, 2), mean 0.8); the probe's
-    question-clustered 95% interval should cover 0.8 in about 95% of 200 simulated audits."""
+def _coverage(cluster: str, runs: int = 200) -> float:
+    """Share of simulated audits whose 95% interval of judge-majority agreement covers 0.8.
+
+    Questions differ in difficulty: each has its own agreement rate ~ Beta(2, 0.5) (mean 0.8)
+    shared by its 5 items, so items of one question are not independent evidence.
+    """
     rng = random.Random(14)
     covered = 0
-    runs = 200
     for run in range(runs):
         items = []
         for q in range(40):
-            rate = rng.betavariate(8, 2)
-            for k in range(3):
+            rate = rng.betavariate(2, 0.5)
+            for k in range(5):
                 human: PairwiseChoice = rng.choice(["A", "B"])
                 judge = human if rng.random() < rate else OTHER[human]
                 items.append(
@@ -464,10 +462,18 @@ def test_clustered_agreement_ci_covers_the_true_rate_at_about_the_nominal_level(
                         question_id=f"q{q}",
                     )
                 )
-        probe = HumanAgreementProbe(judge_source="j", by=(), n_resamples=1)
+        probe = HumanAgreementProbe(judge_source="j", by=(), n_resamples=1, cluster=cluster)  # type: ignore[arg-type]
         est = probe.analyze(items, CTX, {}).finding("judge_human_majority_agreement").estimate
         covered += est.ci.contains(0.8)
-    assert 0.90 <= covered / runs <= 0.99
+    return covered / runs
+
+
+def test_question_clustered_ci_covers_the_true_rate_at_about_the_nominal_level() -> None:
+    assert 0.92 <= _coverage("question") <= 0.98
+
+
+def test_ignoring_the_question_clusters_undercovers() -> None:
+    assert _coverage("item") < 0.88
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,18 +508,95 @@ def test_pandalm_recorded_gpt35_agreement_matches_an_independent_recount() -> No
     assert (est.counts["k"], est.n) == (k, n)
 
 
-@pytest.mark.parametrize(
-    ("subset", "above_half"), [("Natural", True), ("Adversarial/Neighbor", False)]
-)
-def test_llmbar_length_null_points_the_way_the_set_is_built(subset: str, above_half: bool) -> None:
+def test_llmbar_length_null_points_the_way_each_set_is_built() -> None:
+    """LLMBar's SOURCE.md counts the better output as the longer one (characters) in 56/100
+    Natural and 16/134 Adversarial/Neighbor pairs; the null must reproduce both counts."""
     from judgeprobe.data.pairwise_sets import load_llmbar
 
-    path = _need(DATA / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
-    items = list(load_llmbar(path).items)
-    est = (
-        LengthNullProbe(compare_units=(), cluster="prompt")
-        .analyze(items, CTX, {})
-        .finding("null_human_majority_agreement", unit="chars")
-        .estimate
-    )
-    assert (est.ci.low > 0.5) if above_half else (est.ci.high < 0.5)
+    found = {}
+    for subset in ("Natural", "Adversarial/Neighbor"):
+        path = _need(DATA / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
+        items = list(load_llmbar(path).items)
+        result = LengthNullProbe(compare_units=(), cluster="prompt").analyze(items, CTX, {})
+        found[subset] = result.finding("null_human_majority_agreement", unit="chars").estimate
+    natural, neighbor = found["Natural"], found["Adversarial/Neighbor"]
+    assert (natural.counts["k"], natural.n, neighbor.counts["k"], neighbor.n) == (56, 100, 16, 134)
+    assert neighbor.ci.high < 0.5 < natural.estimate
+
+
+# ---------------------------------------------------------------------------------------------
+# MT-Bench human judgments: the probes run on the published schema unchanged
+
+
+def _mt_bench_rows(seed: int) -> list[dict[str, object]]:
+    """Synthetic rows in the schema of ``lmsys/mt_bench_human_judgments`` (both splits)."""
+    rng = random.Random(seed)
+    models = ["m1", "m2", "m3"]
+    rows: list[dict[str, object]] = []
+    for q in range(30):
+        answers = {
+            m: [f"answer {m} {q} t{t} " * rng.randint(5, 40) for t in (1, 2)] for m in models
+        }
+
+        def conversation(
+            m: str, q: int = q, answers: dict[str, list[str]] = answers
+        ) -> list[dict[str, str]]:
+            return [
+                {"role": "user", "content": f"question {q} turn 1"},
+                {"role": "assistant", "content": answers[m][0]},
+                {"role": "user", "content": f"question {q} turn 2"},
+                {"role": "assistant", "content": answers[m][1]},
+            ]
+
+        for a, b in (("m1", "m2"), ("m3", "m1")):  # the second pair is stored in reverse order
+            for turn in (1, 2):
+                longer = (
+                    "model_a"
+                    if len(answers[a][turn - 1]) > len(answers[b][turn - 1])
+                    else "model_b"
+                )
+                for judge in ("expert_0", "expert_1", "author_0", "gpt4_pair"):
+                    if judge == "gpt4_pair" and rng.random() < 0.2:
+                        winner = "tie (inconsistent)"
+                    else:
+                        winner = (
+                            longer
+                            if rng.random() < 0.8
+                            else rng.choice(["model_a", "model_b", "tie"])
+                        )
+                    rows.append(
+                        {
+                            "question_id": q,
+                            "model_a": a,
+                            "model_b": b,
+                            "winner": winner,
+                            "judge": judge,
+                            "conversation_a": conversation(a),
+                            "conversation_b": conversation(b),
+                            "turn": turn,
+                        }
+                    )
+    return rows
+
+
+def test_probes_run_unchanged_on_the_mt_bench_human_judgment_schema(tmp_path: Path) -> None:
+    from judgeprobe.data.mt_bench import load_mt_bench_human
+
+    path = tmp_path / "mt_bench_human_judgments.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in _mt_bench_rows(15)), encoding="utf-8")
+    items = list(load_mt_bench_human(path, split="both").items)
+    assert len(items) == 30 * 2 * 2
+    agreement = HumanAgreementProbe(judge_source="gpt-4", human_raters=("expert",), n_resamples=100)
+    result = agreement.analyze(items, CTX, {})
+    # experts only: two votes per item, so one human-human pair per item before dropping ties
+    humans = result.finding("human_human_agreement").estimate
+    assert humans.n + result.tables["excluded"]["tie_comparisons_dropped"]["human_vs_human"] == 120
+    assert humans.counts["clusters"] <= 30  # clustered by question
+    assert {f.labels.get("turn") for f in result.findings} == {None, "1", "2"}
+    null = LengthNullProbe(judge_source="gpt-4", human_raters=("expert",), compare_units=())
+    assert null.analyze(items, CTX, {}).finding("null_judge_agreement", unit="chars").estimate.n > 0
+    position = PositionProbe(judge_source="gpt-4").analyze(items, CTX, {})
+    consistency = position.finding("position_consistency").estimate
+    assert consistency.n == 120 and 0.6 < consistency.estimate < 0.95
+    lc = LengthControlledWinRateProbe(judge_source="gpt-4", n_resamples=50).analyze(items, CTX, {})
+    assert {f.labels["candidate"] for f in lc.findings} == {"m1", "m2", "m3"}

@@ -38,3 +38,4 @@ from judgeprobe.probes import (  # noqa: F401
     position,
 )
 from judgeprobe.probes import cluster, permutation, repetition  # noqa: F401
+from judgeprobe.probes import policy_invariance  # noqa: F401

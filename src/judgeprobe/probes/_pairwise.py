@@ -15,6 +15,7 @@ with ties excluded, a comparison is dropped when *either* side is a tie.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
@@ -178,6 +179,26 @@ def _recorded_vote(item: PairwiseItem, source: str) -> tuple[Vote | None, str]:
     return Vote(choice, rater=source, inconsistent=inconsistent and choice == "tie"), ""
 
 
+def keep_raters(items: Sequence[PairwiseItem], prefixes: Sequence[str]) -> list[PairwiseItem]:
+    """``items`` with only the human votes whose rater starts with one of ``prefixes``.
+
+    No prefixes keeps every vote. FastChat's MT-Bench agreement counts expert votes only
+    (``("expert",)``); the published split also holds the authors' votes (``author_*``).
+    """
+    if not prefixes:
+        return list(items)
+    wanted = tuple(prefixes)
+    return [
+        dataclasses.replace(
+            item,
+            human_votes=tuple(
+                v for v in item.human_votes if v.rater is not None and v.rater.startswith(wanted)
+            ),
+        )
+        for item in items
+    ]
+
+
 def live_items(items: Sequence[PairwiseItem]) -> list[PairwiseItem]:
     """Items a live agreement probe needs judged: those with at least one human vote."""
     return [item for item in items if item.human_votes]
@@ -212,9 +233,12 @@ def check_options(
         raise ConfigError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
 
 
-def check_source_name(source: str) -> None:
+def check_source_name(source: str, human_raters: Sequence[str] = ()) -> None:
+    """``judge_source`` must be a name; ``human_raters`` a sequence of prefixes, not one string."""
     if not isinstance(source, str) or not source:
         raise ConfigError("judge_source must be 'live' or the name of a recorded judge")
+    if isinstance(human_raters, str):
+        raise ConfigError(f"human_raters is a tuple of prefixes, e.g. ({human_raters!r},)")
 
 
 def slices(

@@ -46,6 +46,7 @@ from judgeprobe.probes._pairwise import (
     cluster_of,
     collect_judge_votes,
     human_majority,
+    keep_raters,
     live_items,
     live_request,
     slices,
@@ -114,6 +115,9 @@ class HumanAgreementProbe(Probe):
 
     Parameters
     ----------
+    human_raters : tuple of str, default ()
+        Keep only human votes whose rater starts with one of these prefixes (all when empty);
+        ``("expert",)`` reproduces FastChat's MT-Bench agreement, which leaves out author votes.
     judge_source : str, default "live"
         ``"live"`` judges every item with human votes through the engine (original order only,
         or both orders with ``orders="both"``); any other value names a recorded judge in
@@ -140,6 +144,7 @@ class HumanAgreementProbe(Probe):
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
 
     judge_source: str = LIVE
+    human_raters: tuple[str, ...] = ()
     orders: Literal["original", "both"] = "original"
     include_ties: bool = False
     cluster: ClusterBy = "question"
@@ -149,7 +154,7 @@ class HumanAgreementProbe(Probe):
     n_resamples: int = 2000
 
     def __post_init__(self) -> None:
-        check_source_name(self.judge_source)
+        check_source_name(self.judge_source, self.human_raters)
         check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
         if self.orders not in ("original", "both"):
             raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
@@ -161,7 +166,7 @@ class HumanAgreementProbe(Probe):
             return []
         check_rubric(ctx)
         requests: list[Request] = []
-        for item in live_items(pairwise_items(items)):
+        for item in live_items(keep_raters(pairwise_items(items), self.human_raters)):
             requests.append(live_request(item, ctx))
             if self.orders == "both":
                 requests.append(live_request(item, ctx, swapped=True))
@@ -170,7 +175,7 @@ class HumanAgreementProbe(Probe):
     def analyze(
         self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
     ) -> ProbeResult:
-        pairs = pairwise_items(items)
+        pairs = keep_raters(pairwise_items(items), self.human_raters)
         check_source(pairs, self.judge_source)
         judged = live_items(pairs) if self.judge_source == LIVE else pairs
         judge = collect_judge_votes(

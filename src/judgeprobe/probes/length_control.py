@@ -34,6 +34,7 @@ from judgeprobe.probes._pairwise import (
     cluster_of,
     collect_judge_votes,
     human_majority,
+    keep_raters,
     live_request,
 )
 from judgeprobe.probes.base import (
@@ -113,6 +114,8 @@ class LengthControlledWinRateProbe(Probe):
         ``models``: each model named in ``model_a``/``model_b`` against the others;
         ``position``: the response shown as A; ``auto``: models when at least half of the items
         name two different models.
+    human_raters : tuple of str, default ()
+        Rater-name prefixes of the human votes to keep (all when empty).
     min_comparisons : int, default 20
         Candidates with fewer comparisons are listed in the notes, not estimated.
     cluster : {"question", "prompt", "item"}, default "question"
@@ -132,6 +135,7 @@ class LengthControlledWinRateProbe(Probe):
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
 
     judge_source: str = LIVE
+    human_raters: tuple[str, ...] = ()
     unit: LengthUnit = "chars"
     candidates: Candidates = "auto"
     min_comparisons: int = 20
@@ -140,7 +144,7 @@ class LengthControlledWinRateProbe(Probe):
     n_resamples: int = 1000
 
     def __post_init__(self) -> None:
-        check_source_name(self.judge_source)
+        check_source_name(self.judge_source, self.human_raters)
         check_options(self.cluster, (), self.confidence_level)
         check_unit(self.unit)
         if self.candidates not in ("auto", "models", "position"):
@@ -156,12 +160,16 @@ class LengthControlledWinRateProbe(Probe):
         if self.judge_source != LIVE:
             return []
         check_rubric(ctx)
-        return [live_request(item, ctx) for item in pairwise_items(items) if item.human_votes]
+        return [
+            live_request(item, ctx)
+            for item in keep_raters(pairwise_items(items), self.human_raters)
+            if item.human_votes
+        ]
 
     def analyze(
         self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
     ) -> ProbeResult:
-        pairs = pairwise_items(items)
+        pairs = keep_raters(pairwise_items(items), self.human_raters)
         check_source(pairs, self.judge_source)
         judged = [i for i in pairs if i.human_votes] if self.judge_source == LIVE else pairs
         judge: JudgeVotes = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)

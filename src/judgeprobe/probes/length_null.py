@@ -60,6 +60,7 @@ from judgeprobe.probes._pairwise import (
     collect_judge_votes,
     comparable,
     human_majority,
+    keep_raters,
     live_items,
     live_request,
     slices,
@@ -197,7 +198,7 @@ class LengthNullProbe(Probe):
         Gap bins ``[low, high)``; ``high`` None is unbounded; bins may nest.
     falsifier : Falsifier, optional
         The pre-registered test (a mapping or YAML text is parsed into one).
-    cluster, by, min_slice_items, confidence_level, n_resamples
+    human_raters, cluster, by, min_slice_items, confidence_level, n_resamples
         As in :class:`~judgeprobe.probes.human_agreement.HumanAgreementProbe`.
     """
 
@@ -207,6 +208,7 @@ class LengthNullProbe(Probe):
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
 
     judge_source: str = LIVE
+    human_raters: tuple[str, ...] = ()
     unit: LengthUnit = "chars"
     compare_units: tuple[LengthUnit, ...] = ("words", "tokens")
     on_equal: OnEqual = "random"
@@ -221,7 +223,7 @@ class LengthNullProbe(Probe):
     _bins: tuple[LengthBin, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
-        check_source_name(self.judge_source)
+        check_source_name(self.judge_source, self.human_raters)
         check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
         check_unit(self.unit)
         for unit in self.compare_units:
@@ -255,12 +257,15 @@ class LengthNullProbe(Probe):
         if self.judge_source != LIVE:
             return []
         check_rubric(ctx)
-        return [live_request(item, ctx) for item in live_items(pairwise_items(items))]
+        return [
+            live_request(item, ctx)
+            for item in live_items(keep_raters(pairwise_items(items), self.human_raters))
+        ]
 
     def analyze(
         self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
     ) -> ProbeResult:
-        pairs = pairwise_items(items)
+        pairs = keep_raters(pairwise_items(items), self.human_raters)
         check_source(pairs, self.judge_source)
         judged = live_items(pairs) if self.judge_source == LIVE else pairs
         judge = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)

@@ -33,6 +33,8 @@ KIND_QUESTIONS = {
 }
 SEVERITY = {"pass": 0, "warn": 1, "fail": 2}
 STATUS_ORDER = ("fail", "warn", "n/a", "pass", "info")
+EVIDENCE_ORDER = ("fail", "warn", "pass", "n/a", "info")
+"""Which finding speaks for a probe in the summary: the worst assessed one."""
 DECODING_KEYS = (
     "temperature",
     "top_p",
@@ -104,7 +106,7 @@ def open_existing_store(path: str | os.PathLike[str]) -> RunStore:
     """The run store at ``path``; an error (rather than a new empty store) when there is none."""
     if not Path(path).is_file():
         raise StoreError(f"{os.fspath(path)}: no such run store; run an audit first")
-    return RunStore(path)
+    return RunStore(Path(path))
 
 
 def overall_status(card: Mapping[str, Any]) -> str:
@@ -162,11 +164,9 @@ def _build(
     config: dict[str, Any] = run["config"] if isinstance(run["config"], dict) else {}
     results = store.results(run_id)
     table = _threshold_table(config.get("thresholds"), overrides)
-    probes = [
-        _probe(name, body, table, index)
-        for index, (name, body) in enumerate(results.items())
-        if not name.startswith("_")
-    ]
+    bodies = [(name, body) for name, body in results.items() if not name.startswith("_")]
+    bodies.sort(key=lambda entry: _kind_rank(str(entry[1].get("kind"))))
+    probes = [_probe(name, body, table, index) for index, (name, body) in enumerate(bodies)]
     _unique_figure_files(probes)
     state, reason = _state(run, results)
     card: dict[str, Any] = {
@@ -267,9 +267,9 @@ def finding_sentence(finding: Mapping[str, Any]) -> str:
     --------
     >>> finding_sentence({"name": "position_bias", "labels": {}, "estimate": 0.18,
     ...     "ci": {"low": 0.12, "high": 0.25, "level": 0.95}, "n": 120, "status": "fail",
-    ...     "threshold": {"warn": 0.05, "fail": 0.1, "higher_is_worse": True},
+    ...     "threshold": {"warn": None, "fail": 0.1, "higher_is_worse": True},
     ...     "certainty": "clear"})
-    'Position bias 0.18 [0.12, 0.25], n=120 — fails (fail >= 0.1, warn >= 0.05); the whole 95% CI is in fail'
+    'Position bias 0.18 [0.12, 0.25], n=120 — fails (fail >= 0.1); the whole 95% CI is in fail'
     """
     labels = finding.get("labels") or {}
     label = humanize(str(finding.get("name", "")))
@@ -315,7 +315,9 @@ def _status(estimate: float | None, threshold: Mapping[str, Any] | None) -> str:
     return _as_threshold(threshold).status(estimate)
 
 
-def _certainty(status: str, ci: Mapping[str, Any], threshold: Mapping[str, Any] | None) -> str | None:
+def _certainty(
+    status: str, ci: Mapping[str, Any], threshold: Mapping[str, Any] | None
+) -> str | None:
     if threshold is None or status not in SEVERITY:
         return None
     low, high = _number(ci.get("low")), _number(ci.get("high"))
@@ -335,7 +337,9 @@ def _as_threshold(threshold: Mapping[str, Any]) -> Threshold:
 
 def _threshold_dict(raw: Any, *, where: str) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"threshold for {where} must be a mapping with warn, fail, higher_is_worse")
+        raise ConfigError(
+            f"threshold for {where} must be a mapping with warn, fail, higher_is_worse"
+        )
     unknown = set(raw) - {"warn", "fail", "higher_is_worse", "source"}
     if unknown:
         raise ConfigError(
@@ -346,7 +350,9 @@ def _threshold_dict(raw: Any, *, where: str) -> dict[str, Any]:
     for key in ("warn", "fail"):
         value = raw.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ConfigError(f"threshold {key} for {where} must be a number or null, not {value!r}")
+            raise ConfigError(
+                f"threshold {key} for {where} must be a number or null, not {value!r}"
+            )
         values[key] = None if value is None else float(value)
     higher = raw.get("higher_is_worse", True)
     if not isinstance(higher, bool):
@@ -358,7 +364,10 @@ def _threshold_table(
     configured: Any, overrides: Mapping[str, Mapping[str, Any]] | None
 ) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
-    sources: tuple[tuple[Any, ThresholdSource], ...] = ((configured, "config"), (overrides, "override"))
+    sources: tuple[tuple[Any, ThresholdSource], ...] = (
+        (configured, "config"),
+        (overrides, "override"),
+    )
     for layer, source in sources:
         if layer is None:
             continue
@@ -402,7 +411,7 @@ def _summary(card: Mapping[str, Any]) -> dict[str, Any]:
                 "status": p["status"],
                 "sentence": _probe_sentence(p),
             }
-            for p in sorted(probes, key=lambda p: _kind_rank(p["kind"]))
+            for p in probes
         ],
         "kinds": [
             {
@@ -435,9 +444,10 @@ def _headline(
     flagged = [s for s in statements if s["status"] in ("warn", "fail")]
     borderline = sum(s["certainty"] == "borderline" for s in flagged)
     if flagged:
+        verb = "is" if borderline == 1 else "are"
         text += (
-            f" {borderline} of the {len(flagged)} failing or warning checks are borderline"
-            " (their confidence interval crosses a threshold)."
+            f" {borderline} of the {len(flagged)} failing or warning checks {verb} borderline"
+            " (the confidence interval crosses a threshold)."
         )
     if run["state"] != "complete":
         text += f" The run is incomplete ({run['reason']}): findings cover only what was judged."
@@ -450,7 +460,7 @@ def _probe_sentence(probe: Mapping[str, Any]) -> str:
     pool = headline or findings
     if not pool:
         return "No findings."
-    worst = min(pool, key=lambda f: STATUS_ORDER.index(f["status"]))
+    worst = min(pool, key=lambda f: EVIDENCE_ORDER.index(f["status"]))
     rest = len(pool) - 1
     tail = f" (+{rest} more {'check' if headline else 'finding'}{'s' if rest != 1 else ''})"
     return str(worst["sentence"]) + (tail if rest else "")
@@ -476,7 +486,8 @@ def _tested(
         rubric.setdefault("name", stored.name)
         rubric.setdefault("kind", stored.kind)
         rubric.setdefault("template", stored.template)
-        rubric.setdefault("decision", stored.decision.model_dump())
+        if stored.decision is not None:
+            rubric.setdefault("decision", stored.decision.model_dump())
     configured_probes = config.get("probes")
     probe_params = (
         dict(configured_probes)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -22,6 +23,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from judgeprobe.report.text import display_text
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 PALETTE = (
     "#0072B2",
@@ -37,7 +41,7 @@ PALETTE = (
 LABEL_LENGTH = 40
 TITLE_LENGTH = 90
 MAX_SERIES = 12
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "text.parse_math": False,
     "svg.fonttype": "path",
     "svg.hashsalt": "judgeprobe",
@@ -49,8 +53,17 @@ _RC = {
 }
 
 
+_STEM = re.compile(r"figures/[a-z0-9-]+")
+
+
 class FigureDataError(ValueError):
     """A figure's data does not have the shape its kind needs."""
+
+
+def figure_stem(spec: Mapping[str, Any]) -> str | None:
+    """The figure's file stem (``figures/<probe>-<name>``) when it is a safe relative path."""
+    stem = spec.get("file")
+    return stem if isinstance(stem, str) and _STEM.fullmatch(stem) else None
 
 
 def figure_bytes(spec: Mapping[str, Any], fmt: str = "png", *, dpi: int = 110) -> bytes:
@@ -78,7 +91,10 @@ def write_figures(
     failed: dict[str, str] = {}
     for probe in card.get("probes", []):
         for spec in probe.get("figures", []):
-            stem = str(spec["file"])
+            stem = figure_stem(spec)
+            if stem is None:
+                failed[str(spec.get("file"))] = "figure file name is not figures/<letters-digits>"
+                continue
             try:
                 drawn = {fmt: figure_bytes(spec, fmt) for fmt in formats}
             except FigureDataError as exc:
@@ -179,7 +195,9 @@ def _counts(figure: Figure, ax: Axes, data: Mapping[str, Any]) -> None:
     for index, column in enumerate(columns):
         heights = np.nan_to_num(values[:, index])
         offset = (index - (len(columns) - 1) / 2) * width
-        bars = ax.bar(positions + offset, heights, width, label=_label(column), color=_colour(index))
+        bars = ax.bar(
+            positions + offset, heights, width, label=_label(column), color=_colour(index)
+        )
         ax.bar_label(bars, labels=[_fmt(v) for v in values[:, index]], fontsize=7, padding=1)
     ax.set_xticks(positions, [_label(r) for r in rows], rotation=_rotation(rows))
     _legend(ax, len(columns))

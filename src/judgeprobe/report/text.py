@@ -17,7 +17,8 @@ _INVISIBLE = re.compile(
 )
 _NEWLINES = re.compile(r"[\r\n\t]+")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!~])")
-_MD_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")
+_MD_LIST_MARKER = re.compile(r"(\s*)(\d{1,9}\.|[-+])(?=\s|$)")
+_MD_UNDERLINE = re.compile(r"(\s*)([-=]+\s*)$")
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 ELLIPSIS = "…"
@@ -65,26 +66,47 @@ def escape_markdown(value: object, *, max_len: int | None = None) -> str:
     --------
     >>> escape_markdown("<b>[x](javascript:y)</b>")
     '&lt;b&gt;\\[x\\]\\(javascript:y\\)&lt;/b&gt;'
-    >>> escape_markdown("1. a|b")
-    '1\\. a\\|b'
+    >>> escape_markdown("1. a|b"), escape_markdown("0.25"), escape_markdown("- x")
+    ('1\\. a\\|b', '0.25', '\\- x')
     """
     text = display_text(value, max_len)
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    text = _MD_BLOCK_START.sub(_escape_block_start, text)
+    text = _escape_block_start(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _escape_block_start(match: re.Match[str]) -> str:
-    marker = match.group(2)
-    return f"{match.group(1)}{marker[:-1]}\\{marker[-1]}"
+def _escape_block_start(text: str) -> str:
+    """Escape a list marker (``- ``, ``+ ``, ``1. ``) or setext underline starting ``text``."""
+    match = _MD_LIST_MARKER.match(text) or _MD_UNDERLINE.match(text)
+    if match is None:
+        return text
+    indent = match.group(1)
+    rest = text[len(indent) :]
+    if rest[:1].isdigit():
+        number = match.group(2)[:-1]
+        return f"{indent}{number}\\.{text[match.end() :]}"
+    return f"{indent}\\{rest}"
+
+
+def clean_block(value: object) -> str:
+    """Multi-line ``value`` without control, zero-width or bidi-override characters."""
+    text = value if isinstance(value, str) else str(value)
+    return _INVISIBLE.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def fenced(text: str, info: str = "text") -> str:
-    """``text`` in a fenced code block whose fence is longer than any backtick run inside it."""
+    """``text`` in a fenced code block whose fence is longer than any backtick run inside it.
+
+    Examples
+    --------
+    >>> print(fenced("a ``` b"))
+    ````text
+    a ``` b
+    ````
+    """
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    body = _INVISIBLE.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return f"{fence}{info}\n{body}\n{fence}"
+    return f"{fence}{info}\n{clean_block(text)}\n{fence}"
 
 
 def fmt_number(value: Any) -> str:

@@ -6,7 +6,14 @@ from importlib import resources
 from pathlib import Path
 
 from judgeprobe.errors import RubricError
-from judgeprobe.rubrics.rubric import NEUTRAL, Decision, DecisionRule, Rubric, RubricKind, load_rubric
+from judgeprobe.rubrics.rubric import (
+    NEUTRAL,
+    Decision,
+    DecisionRule,
+    Rubric,
+    RubricKind,
+    load_rubric,
+)
 from judgeprobe.rubrics.variants import Variant, VariantSet, load_variants
 
 __all__ = [

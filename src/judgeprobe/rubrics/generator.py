@@ -126,7 +126,9 @@ class GenerationResult:
         if not self.accepted:
             raise RubricError(
                 f"no generated variant of {self.base.name!r} passed validation; reasons: "
-                + "; ".join(f"{c.variant.name}: {' '.join(c.report.reasons)}" for c in self.rejected)
+                + "; ".join(
+                    f"{c.variant.name}: {' '.join(c.report.reasons)}" for c in self.rejected
+                )
             )
         return VariantSet(
             rubric=self.base.name,
@@ -197,7 +199,9 @@ class VariantGenerator:
                 shift = _SHIFTS[slot % 2] if transform == "threshold" else None
                 name = _name(transform, shift, slot)
                 for attempt in range(1, self.attempts + 1):
-                    candidate = await self._candidate(base, transform, shift, name, attempt, accepted)
+                    candidate = await self._candidate(
+                        base, transform, shift, name, attempt, accepted
+                    )
                     candidates.append(candidate)
                     if candidate.accepted:
                         accepted.append(candidate.variant.template)
@@ -362,7 +366,9 @@ def _rubric_terms(base: Rubric) -> dict[str, Any]:
     if base.kind == "pairwise" or base.decision is None:
         return {}
     rule = base.decision
-    positive = [label for label in base.labels if base.decide(base.value_of(label)) == rule.positive]
+    positive = [
+        label for label in base.labels if base.decide(base.value_of(label)) == rule.positive
+    ]
     return {
         "positive": rule.positive,
         "negative": rule.negative,

@@ -246,4 +246,3 @@ def _direction(variant: Variant, base: Rubric) -> list[str]:
     if set(variant.expected_toward) == set(classes):
         return ["expected_toward names every decision class, so no direction is expected"]
     return []
-

@@ -58,7 +58,13 @@ TransformFamily = Literal["meaning_preserving", "supplementary", "intentional_sh
 Shift = Literal["stricter", "more_lenient"]
 VariantSource = Literal["reviewed", "generated", "user"]
 
-TRANSFORMS: tuple[TransformClass, ...] = ("lexicon", "syntax", "format", "supplementary", "threshold")
+TRANSFORMS: tuple[TransformClass, ...] = (
+    "lexicon",
+    "syntax",
+    "format",
+    "supplementary",
+    "threshold",
+)
 """Every transform class, in report order."""
 
 FAMILY: Mapping[TransformClass, TransformFamily] = {
@@ -135,7 +141,9 @@ class Variant(BaseModel):
         try:
             return base.with_template(self.template, name=f"{base.name}/{self.name}")
         except ValidationError as exc:
-            raise RubricError(f"variant {self.name!r} does not fit rubric {base.name!r}: {exc}") from exc
+            raise RubricError(
+                f"variant {self.name!r} does not fit rubric {base.name!r}: {exc}"
+            ) from exc
 
     def describe(self) -> dict[str, Any]:
         """Name, class, direction and hash: what a report records of a variant."""

@@ -1,0 +1,123 @@
+"""The Judge Card as one self-contained HTML file: figures embedded, no script, no network.
+
+The template is rendered by jinja2 with autoescaping on for every value, and nothing is marked
+safe: dataset and model text can only ever become text. A Content-Security-Policy meta tag
+(``default-src 'none'; img-src data:; style-src 'unsafe-inline'``) is a second wall: even markup
+that slipped through could neither run a script nor fetch anything. A print stylesheet keeps the
+card readable on paper.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from judgeprobe.report.figures import FigureDataError, figure_bytes, figure_stem
+from judgeprobe.report.text import clean_block, display_text, fmt_number, humanize, slug
+from judgeprobe.report.view import (
+    STATUS_WORDS,
+    USAGE_ROWS,
+    data_rows,
+    descriptions,
+    engine_rows,
+    interval_text,
+    labels_text,
+    params_text,
+    status_text,
+    tabulate,
+    threshold_text,
+    value_text,
+)
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'"
+)
+CELL_LENGTH = 1000
+STATUS_CLASSES = {"pass": "pass", "warn": "warn", "fail": "fail", "info": "info", "n/a": "na"}
+
+
+def render_html(
+    card: Mapping[str, Any],
+    *,
+    figures: Mapping[str, bytes] | None = None,
+    figure_errors: Mapping[str, str] | None = None,
+) -> str:
+    """The card as a self-contained HTML document.
+
+    Parameters
+    ----------
+    card
+        A card from :func:`~judgeprobe.report.build_card`.
+    figures
+        PNG bytes by figure file stem (as :func:`~judgeprobe.report.figures.write_figures`
+        returns them); None draws every figure here.
+    figure_errors
+        Why a figure could not be drawn, by file stem (shown in its place).
+    """
+    pngs = dict(figures or {})
+    errors = dict(figure_errors or {})
+    if figures is None:
+        for probe in card["probes"]:
+            for spec in probe["figures"]:
+                stem = figure_stem(spec) or ""
+                try:
+                    pngs[stem] = figure_bytes(spec, "png")
+                except FigureDataError as exc:
+                    errors[stem] = str(exc)
+    images = {
+        stem: "data:image/png;base64," + base64.b64encode(content).decode("ascii")
+        for stem, content in pngs.items()
+    }
+    return (
+        _environment()
+        .get_template("card.html.j2")
+        .render(
+            card=card,
+            images=images,
+            figure_errors=errors,
+            csp=CONTENT_SECURITY_POLICY,
+            status_words=STATUS_WORDS,
+            usage_rows=USAGE_ROWS,
+        )
+    )
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("judgeprobe.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        text=_text,
+        block=clean_block,
+        descriptions=descriptions,
+        num=fmt_number,
+        humanize=humanize,
+        value=value_text,
+        params=params_text,
+        interval=interval_text,
+        threshold=threshold_text,
+        labels=labels_text,
+        status_text=status_text,
+        status_class=lambda status: STATUS_CLASSES.get(str(status), "info"),
+        html_id=lambda value: slug(str(value)),
+        figure_stem=lambda spec: figure_stem(spec) or "",
+        percent=lambda level: f"{round(float(level or 0.95) * 100):d}%",
+    )
+    env.globals.update(tabulate=tabulate, data_rows=data_rows, engine_rows=engine_rows)
+    return env
+
+
+def _text(value: Any, max_len: int | None = CELL_LENGTH) -> str:
+    """Untrusted ``value`` on one line, shortened; autoescaping makes it inert afterwards."""
+    return display_text("" if value is None else value, max_len)

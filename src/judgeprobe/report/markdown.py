@@ -1,0 +1,231 @@
+"""The Judge Card as Markdown (CommonMark with GitHub tables).
+
+Every value taken from the card goes through :func:`escape_markdown` (or into a fenced code
+block sized to its content), so dataset and model text shows as text: no link, image or HTML can
+come from it. Table cells are truncated; the full text stays in the card's JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from judgeprobe.report.figures import figure_stem
+from judgeprobe.report.text import escape_markdown, fenced, fmt_number, humanize
+from judgeprobe.report.view import (
+    STATUS_WORDS,
+    USAGE_ROWS,
+    data_rows,
+    descriptions,
+    engine_rows,
+    interval_text,
+    labels_text,
+    params_text,
+    status_text,
+    tabulate,
+    threshold_text,
+    value_text,
+)
+
+CELL_LENGTH = 160
+SENTENCE_LENGTH = 400
+NOTE_LENGTH = 600
+
+
+def render_markdown(card: Mapping[str, Any]) -> str:
+    """The card as a Markdown document; figures are linked at ``<figure file>.png``."""
+    run = card["run"]
+    summary = card["summary"]
+    lines = [
+        f"# {_e(card['title'])}",
+        "",
+        f"**Overall: {STATUS_WORDS[summary['overall']]}** · run {run['id']} · {_e(run['state'])}"
+        f" · started {_e(run['started_at'])} · card version {_e(card['card_version'])}",
+        "",
+    ]
+    lines += _summary(summary)
+    lines += _tested(card["tested"])
+    for probe in card["probes"]:
+        lines += _probe(probe)
+    lines += _usage(card["usage"])
+    generator = card["generator"]
+    lines += [
+        "---",
+        "",
+        f"Rendered by {_e(generator['tool'])} {_e(generator['version'])} from run store "
+        f"{_e(run['store'])}. Text from the data and the judge is escaped and shortened here; "
+        "the card's JSON holds it in full.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _summary(summary: Mapping[str, Any]) -> list[str]:
+    lines = ["## Summary", "", _e(summary["headline"], None), ""]
+    lines += _table(
+        ("Probe", "Kind", "Verdict", "Evidence (worst headline finding)"),
+        [
+            (p["name"], p["kind"], STATUS_WORDS[p["status"]], p["sentence"])
+            for p in summary["probes"]
+        ],
+        max_len=SENTENCE_LENGTH,
+    )
+    flagged = [s for s in summary["statements"] if s["status"] in ("fail", "warn")]
+    if flagged:
+        lines += ["**What fails or warns**", ""]
+        lines += [
+            f"- {STATUS_WORDS[s['status']]} {_e(s['probe'])}: {_e(s['sentence'], SENTENCE_LENGTH)}"
+            for s in flagged
+        ]
+        lines.append("")
+    missing = [s for s in summary["statements"] if s["status"] == "n/a"]
+    if missing:
+        lines += ["**Not assessable**", ""]
+        lines += [f"- {_e(s['probe'])}: {_e(s['sentence'], SENTENCE_LENGTH)}" for s in missing]
+        lines.append("")
+    if summary["kinds"]:
+        lines += ["**What each kind of probe asks**", ""]
+        lines += [
+            f"- {_e(k['kind'])} ({STATUS_WORDS[k['status']]}): {_e(k['question'])}"
+            for k in summary["kinds"]
+        ]
+        lines.append("")
+    lines += [
+        "A finding passes, warns or fails against the threshold shown with it; *borderline* means"
+        " its confidence interval crosses a threshold; findings without a threshold are for"
+        " information.",
+        "",
+    ]
+    return lines
+
+
+def _tested(tested: Mapping[str, Any]) -> list[str]:
+    judge = tested["judge"]
+    rubric = tested["rubric"]
+    lines = ["## What was tested", "", "### Judge", ""]
+    rows: list[tuple[Any, ...]] = [
+        ("model", judge["model"]),
+        ("backend", judge["backend"]),
+        ("revision", value_text(judge["revision"])),
+        ("fingerprint", judge["fingerprint"]),
+    ]
+    rows += [(f"decoding: {k}", value_text(v)) for k, v in judge["decoding"].items()]
+    lines += _table(("", ""), rows)
+    lines += ["### Rubric", ""]
+    lines += _table(
+        ("", ""),
+        [(k, value_text(rubric.get(k))) for k in ("name", "kind", "hash", "decision")],
+    )
+    if rubric.get("template"):
+        lines += ["Template:", "", fenced(str(rubric["template"])), ""]
+    lines += ["### Data", ""]
+    lines += _table(("", ""), data_rows(tested["data"]))
+    lines += ["### Probes and parameters", ""]
+    lines += _table(
+        ("Probe", "Parameters"),
+        [(name, params_text(params)) for name, params in tested["probes"].items()],
+        max_len=SENTENCE_LENGTH,
+    )
+    if tested["thresholds"]:
+        lines += ["### Configured thresholds", ""]
+        lines += _table(
+            ("Finding", "Warn", "Fail", "Worse when", "Set by"),
+            [
+                (
+                    name,
+                    fmt_number(t["warn"]),
+                    fmt_number(t["fail"]),
+                    "higher" if t["higher_is_worse"] else "lower",
+                    t["source"],
+                )
+                for name, t in tested["thresholds"].items()
+            ],
+        )
+    lines += ["### Reproduce", ""]
+    lines += _table(
+        ("", ""),
+        [("seed", value_text(tested["seed"])), ("judgeprobe version", tested["tool_version"])],
+    )
+    if tested["command"]:
+        lines += [fenced(str(tested["command"]), "sh"), ""]
+    return lines
+
+
+def _probe(probe: Mapping[str, Any]) -> list[str]:
+    status = STATUS_WORDS[probe["status"]]
+    lines = [f"## Probe: {_e(probe['name'])} ({_e(probe['kind'])}) — {status}", ""]
+    if probe["question"]:
+        lines += [f"*{_e(probe['question'])}*", ""]
+    if probe["params"]:
+        lines += [f"Parameters: {_e(params_text(probe['params'], NOTE_LENGTH), None)}", ""]
+    lines += _table(
+        ("Finding", "Slice", "Estimate", "CI", "n", "Threshold", "Status"),
+        [
+            (
+                humanize(f["name"]),
+                labels_text(f["labels"]),
+                fmt_number(f["estimate"]),
+                interval_text(f["ci"]),
+                f["n"],
+                threshold_text(f),
+                status_text(f),
+            )
+            for f in probe["findings"]
+        ],
+    )
+    described = descriptions(probe["findings"])
+    if described:
+        lines += [f"- {_e(humanize(n))}: {_e(d, SENTENCE_LENGTH)}" for n, d in described]
+        lines.append("")
+    for figure in probe["figures"]:
+        stem = figure_stem(figure)
+        if stem is not None:
+            lines += [f"![{_e(figure['title'], 120)}]({stem}.png)", ""]
+    if probe["notes"]:
+        lines += ["Notes:", ""]
+        lines += [f"- {_e(note, NOTE_LENGTH)}" for note in probe["notes"]]
+        lines.append("")
+    lines += ["Calls:", ""]
+    usage = probe["usage"]
+    lines += _table(("", "count"), [(label, usage.get(key, 0)) for key, label in USAGE_ROWS])
+    for name, table in probe["tables"].items():
+        columns, rows, left_out = tabulate(table)
+        lines += [f"Table: {_e(name)}", ""]
+        lines += _table(columns, rows)
+        if left_out:
+            lines += [f"({left_out} more rows in the card's JSON)", ""]
+    return lines
+
+
+def _usage(usage: Mapping[str, Any]) -> list[str]:
+    lines = ["## Calls and tokens", ""]
+    if usage["engine"]:
+        lines += ["Across the run (a request shared by probes is judged once):", ""]
+        lines += _table(("", "count"), engine_rows(usage["engine"]))
+    lines += ["Summed over probes (a request shared by probes counts in each):", ""]
+    probes = usage["probes"]
+    lines += _table(("", "count"), [(label, probes.get(key, 0)) for key, label in USAGE_ROWS])
+    return lines
+
+
+def _table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, max_len: int = CELL_LENGTH
+) -> list[str]:
+    if not rows:
+        return ["(none)", ""]
+    out = [
+        "| " + " | ".join(_e(h) for h in headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    out += ["| " + " | ".join(_cell(c, max_len) for c in row) + " |" for row in rows]
+    return [*out, ""]
+
+
+def _cell(value: Any, max_len: int) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return fmt_number(value)
+    return _e("" if value is None else value, max_len)
+
+
+def _e(value: Any, max_len: int | None = CELL_LENGTH) -> str:
+    return escape_markdown(value, max_len=max_len)

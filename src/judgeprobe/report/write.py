@@ -1,0 +1,74 @@
+"""Writing a Judge Card to disk: ``card.json``, ``card.md``, ``card.html`` and ``figures/``."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.report.card import build_card
+from judgeprobe.report.figures import write_figures
+from judgeprobe.report.html import render_html
+from judgeprobe.report.markdown import render_markdown
+from judgeprobe.report.schema import validate_card
+
+FORMATS = ("json", "md", "html")
+FILE_NAMES = {"json": "card.json", "md": "card.md", "html": "card.html"}
+
+
+def write_card(
+    store: RunStore | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    formats: Sequence[str] = FORMATS,
+    run_id: int | None = None,
+    thresholds: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Path]:
+    """Build the card of a run store and write it in ``formats``; no judge is called.
+
+    Figures are written as ``figures/<probe>-<figure>.png`` and ``.svg`` next to the card files
+    (the HTML embeds the PNGs, so ``card.html`` stands alone).
+
+    Parameters
+    ----------
+    store
+        A run store or the path of one.
+    out_dir
+        Directory for the card files (created if missing).
+    formats
+        Any of ``"json"``, ``"md"``, ``"html"``.
+    run_id, thresholds
+        As for :func:`~judgeprobe.report.build_card`.
+
+    Returns
+    -------
+    dict
+        The path written for each format, plus ``"figures"`` (the figure directory) when the
+        card has figures.
+    """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ConfigError(f"card formats must be among {', '.join(FORMATS)}; got {list(formats)}")
+    card = build_card(store, run_id=run_id, thresholds=thresholds)
+    validate_card(card)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pngs, errors = write_figures(card, out)
+    written: dict[str, Path] = {}
+    if pngs:
+        written["figures"] = out / "figures"
+    for fmt in dict.fromkeys(formats):
+        path = out / FILE_NAMES[fmt]
+        if fmt == "json":
+            text = json.dumps(card, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        elif fmt == "md":
+            text = render_markdown(card)
+        else:
+            text = render_html(card, figures=pngs, figure_errors=errors)
+        path.write_text(text, encoding="utf-8")
+        written[fmt] = path
+    return written

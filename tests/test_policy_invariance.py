@@ -1,0 +1,737 @@
+"""Policy invariance: rubric variants, their validation, the generator, the nulls and the probe.
+
+The probe is validated against judges whose behaviour is known: one that ignores the rubric text
+(its flips must be rerun noise), one with a planted sensitivity to the words "strict" and
+"lenient" (the threshold shift must be detected, in its direction), and hand-made ones for
+pairwise, numeric, failing and unstable behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from judgeprobe._hashing import content_hash
+from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
+from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.errors import ConfigError, RubricError
+from judgeprobe.judges import CallableJudge, verdict_from_distribution
+from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes._decisions import base_request
+from judgeprobe.probes._policy_nulls import (
+    exchangeable_flip_test,
+    poisson_binomial_cdf,
+    single_vs_majority_disagreement,
+)
+from judgeprobe.probes.policy_invariance import (
+    PolicyInvarianceProbe,
+    classify_reproduction,
+    refusal_item_type,
+)
+from judgeprobe.request import Request
+from judgeprobe.rubrics import (
+    Rubric,
+    builtin_rubric,
+    builtin_rubric_names,
+    builtin_variants,
+    load_variants,
+)
+from judgeprobe.rubrics.generator import (
+    GeneratorPrompts,
+    VariantGenerator,
+    check_equivalence,
+    engine_completion,
+    parse_rewrite,
+)
+from judgeprobe.rubrics.validation import validate_variant, validate_variants
+from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
+from judgeprobe.stats import proportion_above
+from judgeprobe.verdict import Verdict
+
+DATA = Path(
+    os.environ.get("JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
+JUDGING_RUBRICS = ("harmfulness", "refusal", "preference")
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def run(
+    probe: PolicyInvarianceProbe,
+    items: Sequence[Item],
+    fn: Callable[[Request], Any],
+    rubric: Rubric,
+    name: str = "judge",
+) -> ProbeResult:
+    engine = Engine(CallableJudge(fn, name=name), RunStore(":memory:"), EngineConfig(progress=False))
+    return run_probe_sync(probe, items, engine, rubric, seed=0)
+
+
+def pointwise_items(n: int, label: Callable[[int], float] = lambda k: float(k % 2)) -> list[Item]:
+    return [
+        PointwiseItem(
+            id=f"i{k}",
+            prompt=f"request number {k}",
+            response=f"response number {k}",
+            labels=(HumanLabel(label(k), rater="r1"),),
+        )
+        for k in range(n)
+    ]
+
+
+def uniform(request: Request, salt: str = "") -> float:
+    """A uniform draw that is independent for every (judge, rubric, fields, trial)."""
+    return random.Random(content_hash([request.key, salt])).random()
+
+
+def item_number(request: Request) -> int:
+    return int(request.field_map["prompt"].rsplit(" ", 1)[-1])
+
+
+def variant_name(request: Request) -> str:
+    return request.rubric.name.partition("/")[2] or "base"
+
+
+def by_class(result: ProbeResult, name: str, cls: str) -> Any:
+    return result.finding(name, **{"class": cls})
+
+
+# -- shipped variant sets -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", JUDGING_RUBRICS)
+def test_every_judging_rubric_ships_a_valid_set_with_two_variants_per_class(name: str) -> None:
+    base = builtin_rubric(name)
+    variants = builtin_variants(name)
+    assert variants.rubric == name
+    for transform in TRANSFORMS:
+        assert len(variants.of(transform)) >= 2, transform
+    reports = validate_variants(variants, base)
+    assert [r.reasons for r in reports if not r.ok] == []
+    shifts = {v.shift for v in variants.of("threshold")}
+    assert shifts == {"stricter", "more_lenient"}
+    assert all(v.source == "reviewed" for v in variants.variants)
+
+
+def test_variant_files_are_not_listed_as_rubrics() -> None:
+    names = builtin_rubric_names()
+    assert "refusal" in names
+    assert not any("." in n for n in names)
+
+
+def test_classifier_templates_have_no_shipped_variants_and_say_what_to_do() -> None:
+    with pytest.raises(RubricError, match="generate one"):
+        builtin_variants("toxicity")
+
+
+def test_variant_hash_covers_content_not_name() -> None:
+    base = builtin_rubric("refusal")
+    v = builtin_variants("refusal").of("lexicon")[0]
+    renamed = v.model_copy(update={"name": "other"})
+    assert Variant.model_validate(renamed.model_dump()).hash == v.hash
+    changed = Variant(name=v.name, transform="lexicon", template=v.template + "Be brief.\n")
+    assert changed.hash != v.hash
+    rubric = v.rubric(base)
+    assert rubric.hash != base.hash
+    assert (rubric.labels, rubric.decision, rubric.answer_prefix) == (
+        base.labels,
+        base.decision,
+        base.answer_prefix,
+    )
+
+
+def test_variant_set_survives_a_yaml_round_trip(tmp_path: Path) -> None:
+    original = builtin_variants("preference")
+    path = tmp_path / "set.yaml"
+    path.write_text(original.to_yaml(), encoding="utf-8")
+    loaded = load_variants(path)
+    assert [v.hash for v in loaded.variants] == [v.hash for v in original.variants]
+    assert loaded.of("threshold")[1].expected_toward == ("A", "B")
+
+
+def test_a_bad_variant_file_names_the_variant_and_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "rubric: refusal\nvariants:\n  - name: shift\n    transform: threshold\n"
+        "    template: 'x {prompt} {response}'\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(RubricError, match=r"variants\.0 \(shift\).*expected_toward"):
+        load_variants(path)
+
+
+def test_a_set_written_for_another_wording_is_refused() -> None:
+    base = builtin_rubric("refusal")
+    shipped = builtin_variants("refusal")
+    stale = VariantSet(rubric="refusal", variants=shipped.variants, rubric_hash="0" * 16)
+    with pytest.raises(RubricError, match="regenerate"):
+        validate_variants(stale, base)
+
+
+# -- validation -----------------------------------------------------------------------------
+
+
+def refusal_lexicon() -> tuple[Rubric, Variant]:
+    return builtin_rubric("refusal"), builtin_variants("refusal").of("lexicon")[0]
+
+
+def test_validation_accepts_a_faithful_rewrite() -> None:
+    base, good = refusal_lexicon()
+    report = validate_variant(good, base)
+    assert report.ok and report.reasons == ()
+    assert set(report.checks) >= {"identical", "length", "placeholders", "keywords", "scale"}
+
+
+def test_validation_rejects_identical_text() -> None:
+    base, _ = refusal_lexicon()
+    copy = Variant(name="copy", transform="syntax", template="  " + base.template.upper())
+    report = validate_variant(copy, base)
+    assert not report.ok and report.checks["identical"] is False
+    assert "identical" in report.reasons[0]
+
+
+def test_validation_rejects_a_dropped_placeholder() -> None:
+    base, good = refusal_lexicon()
+    dropped = Variant(name="drop", transform="lexicon", template=good.template.replace("{prompt}", "the goal"))
+    report = validate_variant(dropped, base)
+    assert report.checks["placeholders"] is False
+    assert any("{prompt}" in r for r in report.reasons)
+    added = Variant(name="add", transform="lexicon", template=good.template + "{context}\n")
+    assert "adds placeholder {context}" in " ".join(validate_variant(added, base).reasons)
+
+
+def test_validation_rejects_a_changed_scale() -> None:
+    base = builtin_rubric("harmfulness")
+    good = builtin_variants("harmfulness").of("lexicon")[0]
+    ten = good.template.replace("from 1 to 5", "from 1 to 10").replace("5 = severely", "10 = severely")
+    report = validate_variant(Variant(name="ten", transform="lexicon", template=ten), base)
+    assert report.checks["scale"] is False
+    assert any("10" in r and "scale" in r for r in report.reasons)
+
+
+def test_validation_rejects_a_dropped_verdict_label() -> None:
+    base = builtin_rubric("preference")
+    good = builtin_variants("preference").of("lexicon")[0]
+    no_tie = good.template.replace("A, B, or tie", "A or B")
+    report = validate_variant(Variant(name="no-tie", transform="lexicon", template=no_tie), base)
+    assert report.checks["keywords"] is False
+    assert "'tie'" in " ".join(report.reasons)
+
+
+def test_validation_rejects_a_length_out_of_bounds() -> None:
+    base, good = refusal_lexicon()
+    doubled = Variant(name="long", transform="lexicon", template=good.template * 2)
+    report = validate_variant(doubled, base)
+    assert report.checks["length"] is False
+    assert "length ratio" in report.reasons[0]
+
+
+def test_validation_rejects_a_direction_that_is_not_a_decision_class() -> None:
+    base = builtin_rubric("refusal")
+    good = builtin_variants("refusal").of("threshold")[0]
+    wrong = good.model_copy(update={"expected_toward": ("unsafe",)})
+    report = validate_variant(Variant.model_validate(wrong.model_dump()), base)
+    assert report.checks["direction"] is False
+
+
+def test_probe_refuses_rejected_variants_unless_told_to_skip_them() -> None:
+    base, good = refusal_lexicon()
+    bad = Variant(name="copy", transform="lexicon", template=base.template)
+    items = pointwise_items(6)
+    with pytest.raises(RubricError, match="'copy': identical"):
+        run(PolicyInvarianceProbe(variants=(good, bad)), items, lambda r: "true", base)
+    result = run(
+        PolicyInvarianceProbe(variants=(good, bad), on_invalid="skip"), items, lambda r: "true", base
+    )
+    assert [v["name"] for v in result.tables["key"]["variants"]] == [good.name]
+    assert any("copy" in note and "identical" in note for note in result.notes)
+
+
+# -- nulls ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [0.0, 0.02, 0.2, 0.5])
+def test_matched_null_for_three_runs_is_half_the_jitter_plus_its_square(d: float) -> None:
+    assert single_vs_majority_disagreement(d, 3) == pytest.approx(d / 2 + d**2, abs=1e-12)
+
+
+@pytest.mark.parametrize(("p", "n"), [(0.1, 3), (0.3, 3), (0.2, 5), (0.3, 4), (0.4, 1)])
+def test_closed_form_null_matches_simulation(p: float, n: int) -> None:
+    rng = np.random.default_rng(7)
+    runs = rng.random((400_000, n + 1)) < p
+    positives = runs[:, :n].sum(axis=1)
+    defined = positives * 2 != n
+    anchor = positives * 2 > n
+    simulated = float(np.mean(runs[defined, n] != anchor[defined]))
+    expected = single_vs_majority_disagreement(2 * p * (1 - p), n)
+    se = math.sqrt(expected * (1 - expected) / defined.sum())
+    assert abs(simulated - expected) < 4 * se
+
+
+def test_poisson_binomial_cdf_matches_enumeration() -> None:
+    probs = [0.1, 0.5, 0.8, 0.3]
+    outcomes = np.array(np.meshgrid(*[[0, 1]] * 4)).T.reshape(-1, 4)
+    weights = np.prod(np.where(outcomes == 1, probs, 1 - np.array(probs)), axis=1)
+    for k in range(5):
+        assert poisson_binomial_cdf(k, probs) == pytest.approx(weights[outcomes.sum(1) <= k].sum())
+
+
+def test_matched_test_with_one_variant_is_the_one_sided_exact_mcnemar_test() -> None:
+    # b = 9 items flip only under the variant, c = 2 only under the base run, 3 under both.
+    null = [False] * 9 + [True] * 2 + [True] * 3 + [False] * 20
+    variant = [[True]] * 9 + [[False]] * 2 + [[True]] * 3 + [[False]] * 20
+    result = exchangeable_flip_test(null, variant)
+    assert result.pvalue == pytest.approx(proportion_above(9, 11, 0.5).pvalue)
+    assert result.n == 34
+
+
+def test_matched_test_keeps_its_level_when_noise_concentrates_on_few_items() -> None:
+    # 85 % stable items, 15 % coin flips; one anchor of 3 reruns shared by 1 + 4 single runs.
+    rng = np.random.default_rng(3)
+    rejections = 0
+    trials = 400
+    for _ in range(trials):
+        p = np.where(rng.random(150) < 0.85, 0.01, 0.5)
+        anchor = (rng.random((150, 3)) < p[:, None]).sum(axis=1) >= 2
+        single = rng.random((150, 5)) < p[:, None]
+        flips = single != anchor[:, None]
+        result = exchangeable_flip_test(list(flips[:, 0]), [list(row) for row in flips[:, 1:]])
+        rejections += result.pvalue < 0.05
+    rate = rejections / trials
+    assert rate <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / trials)
+
+
+def test_matched_test_detects_a_wording_effect() -> None:
+    rng = np.random.default_rng(5)
+    p = np.where(rng.random(150) < 0.85, 0.01, 0.5)
+    anchor = (rng.random((150, 3)) < p[:, None]).sum(axis=1) >= 2
+    base = rng.random(150) < p
+    shifted = rng.random((150, 2)) < np.minimum(1, p + 0.15)[:, None]
+    result = exchangeable_flip_test(
+        list(base != anchor), [list(row) for row in shifted != anchor[:, None]]
+    )
+    assert result.pvalue < 0.01
+
+
+# -- the probe: self-validation -------------------------------------------------------------
+
+
+def noisy_refusal_items(n: int = 240) -> list[Item]:
+    return pointwise_items(n, label=lambda k: float(k % 3 == 0))
+
+
+def item_noise(k: int) -> float:
+    """P(true) of item k: most items stable, every fifth one a coin flip."""
+    return 0.5 if k % 5 == 0 else (0.03 if k % 2 else 0.97)
+
+
+def rubric_blind(request: Request) -> str:
+    """Ignores the rubric text: every run, under any wording, is a fresh draw of the item's noise."""
+    return "true" if uniform(request) < item_noise(item_number(request)) else "false"
+
+
+def test_judge_that_ignores_the_rubric_flips_at_the_null_rate_and_no_class_is_significant() -> None:
+    result = run(PolicyInvarianceProbe(), noisy_refusal_items(), rubric_blind, builtin_rubric("refusal"))
+    null = result.finding("null_flip_rate").estimate
+    assert 0 < null.estimate < result.finding("p_jitter").estimate.estimate
+    for cls in TRANSFORMS:
+        delta = result.finding("flip_delta", **{"class": cls})
+        assert delta.test is not None and delta.test.pvalue >= 0.05, cls
+        assert delta.estimate.ci.contains(0.0), cls
+        rate = by_class(result, "flip_rate", cls).estimate
+        assert rate.ci.contains(null.estimate), cls
+    assert result.tables["noise"]["null_used"] == "matched"
+    assert "matched null" in result.finding("flip_delta", **{"class": "lexicon"}).test.null
+
+
+def test_judge_with_a_greedy_first_trial_that_ignores_the_rubric_has_no_excess_flips() -> None:
+    # Like the local LLM judge: trial 0 is the argmax, reruns sample from the distribution.
+    def greedy(request: Request) -> Verdict:
+        p = item_noise(item_number(request))
+        dist = {"true": p if p != 0.5 else 0.45, "false": 1 - p if p != 0.5 else 0.55}
+        rubric = request.rubric
+        return verdict_from_distribution(dist, rubric, key=request.key, trial=request.trial)
+
+    result = run(PolicyInvarianceProbe(), noisy_refusal_items(), greedy, builtin_rubric("refusal"))
+    null = result.finding("null_flip_rate").estimate.estimate
+    for cls in TRANSFORMS:
+        assert by_class(result, "flip_rate", cls).estimate.estimate == pytest.approx(null)
+        test = result.finding("flip_delta", **{"class": cls}).test
+        assert test is not None and not test.pvalue < 0.05
+
+
+def strictness_sensitive(request: Request) -> str:
+    """Its threshold moves when the rubric says "strict" (down) or "lenient" (up)."""
+    k = item_number(request)
+    latent = random.Random(k).random()
+    text = request.rubric.template.lower()
+    threshold = 0.35 if "strict" in text else 0.65 if "lenient" in text else 0.5
+    noise = (uniform(request) - 0.5) * 0.06
+    return "true" if latent + noise > threshold else "false"
+
+
+def test_planted_strictness_sensitivity_is_detected_in_its_direction() -> None:
+    result = run(
+        PolicyInvarianceProbe(), noisy_refusal_items(), strictness_sensitive, builtin_rubric("refusal")
+    )
+    shift = result.finding("flip_delta", **{"class": "threshold"})
+    assert shift.test is not None and shift.test.pvalue < 1e-6
+    assert shift.estimate.ci.low > 0.05
+    for variant in ("threshold-stricter", "threshold-lenient"):
+        ratio = result.finding("directional_ratio", variant=variant).estimate
+        assert ratio.estimate >= 0.95 and ratio.n >= 20
+    assert result.finding("directional_ratio", **{"class": "threshold"}).status == "pass"
+    for cls in ("lexicon", "syntax", "format", "supplementary"):
+        test = result.finding("flip_delta", **{"class": cls}).test
+        assert test is not None and test.pvalue >= 0.05, cls
+    rows = {r["variant"]: r for r in result.tables["variants"]}
+    assert rows["threshold-stricter"]["expected_toward"] == ["refusal"]
+
+
+def test_pairwise_judge_flips_toward_tie_under_the_stricter_wording() -> None:
+    def pairwise(request: Request) -> str:
+        quality = random.Random(item_number(request)).uniform(-1, 1)
+        text = request.rubric.template
+        margin = 0.4 if "clearly" in text else 0.02 if "slightly better" in text else 0.15
+        return "A" if quality > margin else "B" if quality < -margin else "tie"
+
+    items = [
+        PairwiseItem(
+            id=f"p{k}",
+            prompt=f"question {k}",
+            response_a=f"first answer {k}",
+            response_b=f"second answer {k}",
+            human_votes=(Vote("A" if k % 2 else "B", rater="h1"), Vote("A", rater="h2")),
+        )
+        for k in range(120)
+    ]
+    result = run(PolicyInvarianceProbe(), items, pairwise, builtin_rubric("preference"))
+    assert result.finding("directional_ratio", variant="threshold-stricter").estimate.estimate == 1
+    assert result.finding("directional_ratio", variant="threshold-lenient").estimate.estimate == 1
+    assert by_class(result, "flip_rate", "lexicon").estimate.estimate == 0
+    assert result.finding("accuracy", wording="base").estimate.n == 60  # items with a majority
+    strata = {(r["by"], r["stratum"]) for r in result.tables["strata"]}
+    assert ("ambiguity", "split") in strata and ("ambiguity", "unanimous") in strata
+
+
+def harm_items(n: int = 100) -> list[Item]:
+    levels = (0.0, 0.25, 0.5, 0.75, 1.0)
+    return pointwise_items(n, label=lambda k: levels[k % 5])
+
+
+def test_numeric_judge_gets_accuracy_and_mae_per_wording_on_the_rescaled_scale() -> None:
+    levels = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+    def harm(request: Request) -> float:
+        human = levels[item_number(request) % 5]
+        score = 1 + 4 * human  # (score - 1) / 4 is the human label
+        return min(5.0, score + 1) if "strict" in request.rubric.template else score
+
+    result = run(PolicyInvarianceProbe(), harm_items(), harm, builtin_rubric("harmfulness"))
+    assert result.finding("mae", wording="base").estimate.estimate == pytest.approx(0)
+    assert result.finding("accuracy", wording="base").estimate.estimate == 1
+    stricter = result.finding("mae", wording="threshold-stricter").estimate.estimate
+    assert stricter == pytest.approx(np.mean([0.25, 0.25, 0.25, 0.25, 0.0]))
+    assert result.finding("accuracy_spread", wordings="9").estimate.estimate == 0
+    assert result.finding("accuracy_spread", wordings="all").estimate.estimate > 0
+
+
+def test_a_move_into_neutral_is_counted_but_is_not_a_flip() -> None:
+    def harm(request: Request) -> float:
+        return 3.0 if variant_name(request) == "lexicon-1" else 4.0
+
+    result = run(PolicyInvarianceProbe(), harm_items(20), harm, builtin_rubric("harmfulness"))
+    row = {r["variant"]: r for r in result.tables["variants"]}["lexicon-1"]
+    assert (row["flips"], row["neutral_moves"], row["n"]) == (0, 20, 20)
+
+
+def test_failed_and_unparseable_calls_are_excluded_from_flips_and_reported() -> None:
+    def flaky(request: Request) -> str | None:
+        k = item_number(request)
+        if variant_name(request) == "syntax-1" and k < 5:
+            return None  # unparseable
+        if variant_name(request) == "syntax-1" and k < 10:
+            raise RuntimeError("backend fell over")
+        return "true"
+
+    result = run(PolicyInvarianceProbe(), pointwise_items(30), flaky, builtin_rubric("refusal"))
+    row = {r["variant"]: r for r in result.tables["variants"]}["syntax-1"]
+    assert (row["flips"], row["n"]) == (0, 20)
+    failures = {r["wording"]: r for r in result.tables["failures"]}["syntax-1"]
+    assert (failures["unparseable"], failures["error"]) == (5, 5)
+    rate = result.finding("failed_call_rate").estimate
+    assert rate.counts["k"] == 10
+    assert any("10 of" in note for note in result.notes)
+
+
+def test_reproduction_separates_deterministic_flips_from_induced_instability() -> None:
+    def judge(request: Request) -> str:
+        k = item_number(request)
+        if variant_name(request) == "lexicon-1":
+            if k < 10:
+                return "true"  # a clean reversal on every run
+            if k < 20:
+                return "true" if request.trial % 2 == 0 else "false"  # alternates
+        return "false"
+
+    result = run(
+        PolicyInvarianceProbe(reproduction_trials=3), pointwise_items(40), judge, builtin_rubric("refusal")
+    )
+    outcomes = {
+        f["item"]: f["outcome"]
+        for f in result.tables["reproduction"]["flips"]
+        if f["variant"] == "lexicon-1"
+    }
+    assert {k for k, v in outcomes.items() if v == "deterministic"} == {f"i{k}" for k in range(10)}
+    assert {k for k, v in outcomes.items() if v == "induced_instability"} == {
+        f"i{k}" for k in range(10, 20)
+    }
+    assert by_class(result, "deterministic_share", "lexicon").estimate.estimate == 0.5
+    assert result.usage["requests"] == 40 * 14 + 20 * 3 + 20 * 3
+
+
+def test_classify_reproduction_calls_a_flip_with_failed_runs_undetermined() -> None:
+    rubric = builtin_rubric("refusal")
+    assert classify_reproduction(rubric, ["refusal"] * 3, ["compliance", None, "compliance"]) == (
+        "undetermined"
+    )
+    assert classify_reproduction(rubric, ["refusal"] * 3, ["refusal"] * 3) == "not_reproduced"
+
+
+def test_flips_are_stratified_by_item_type_category_and_ambiguity() -> None:
+    items = [
+        PointwiseItem(
+            id=f"i{k}",
+            prompt=f"request number {k}",
+            response=f"response number {k}",
+            labels=tuple(HumanLabel(v, rater=f"r{j}") for j, v in enumerate((1.0, 1.0, float(k % 2)))),
+            item_type="deflection" if k < 20 else "explicit",
+            category="a" if k % 4 else "b",
+        )
+        for k in range(40)
+    ]
+
+    def judge(request: Request) -> str:
+        flips = variant_name(request) == "threshold-lenient" and item_number(request) < 20
+        return "false" if flips else "true"
+
+    result = run(PolicyInvarianceProbe(), items, judge, builtin_rubric("refusal"))
+    rows = {(r["by"], r["stratum"], r["class"]): r for r in result.tables["strata"]}
+    assert rows[("item_type", "deflection", "threshold")]["flip_rate"] == 0.5
+    assert rows[("item_type", "explicit", "threshold")]["flips"] == 0
+    assert {("ambiguity", "unanimous"), ("ambiguity", "split")} <= {(b, s) for b, s, _ in rows}
+    assert ("category", "b", "base") in rows
+    finding = result.finding("flip_rate_by_stratum", by="item_type", stratum="deflection")
+    assert finding.labels["class"] == "base"
+
+
+def test_results_are_keyed_by_the_judge_fingerprint_with_every_variant_hash() -> None:
+    rubric = builtin_rubric("refusal")
+    result = run(PolicyInvarianceProbe(), pointwise_items(4), lambda r: "true", rubric, name="k")
+    key = result.tables["key"]
+    assert key["judge"] == CallableJudge(lambda r: "true", name="k").fingerprint
+    assert key["rubric"] == {"name": "refusal", "hash": rubric.hash}
+    shipped = {v.name: v.hash for v in builtin_variants("refusal").variants}
+    assert {v["name"]: v["hash"] for v in key["variants"]} == shipped
+    assert all(v["rubric_hash"] != rubric.hash for v in key["variants"])
+    assert not any(f.name == "composite" for f in result.findings)
+
+
+def test_base_single_run_is_the_request_every_other_probe_makes() -> None:
+    rubric = builtin_rubric("refusal")
+    items = pointwise_items(3)
+    ctx = ProbeContext(judge="j", rubric=rubric)
+    planned = {r.key for r in PolicyInvarianceProbe().plan(items, ctx, {})}
+    assert all(base_request(ctx, item).key in planned for item in items)  # type: ignore[arg-type]
+    assert len(planned) == 3 * (1 + 3 + 10)
+
+
+def test_human_threshold_maps_the_dataset_scale_to_decisions() -> None:
+    items = pointwise_items(10, label=lambda k: 0.5)
+    rubric = builtin_rubric("refusal")
+    default = run(PolicyInvarianceProbe(), items, lambda r: "true", rubric)
+    assert default.finding("accuracy", wording="base").estimate.estimate == 1
+    higher = run(PolicyInvarianceProbe(human_threshold=0.6), items, lambda r: "true", rubric)
+    assert higher.finding("accuracy", wording="base").estimate.estimate == 0
+    scaled = pointwise_items(10, label=lambda k: 4.0)
+    on_1_to_5 = run(PolicyInvarianceProbe(human_scale=(1, 5)), scaled, lambda r: "true", rubric)
+    assert on_1_to_5.finding("accuracy", wording="base").estimate.estimate == 1
+
+
+def test_item_order_does_not_change_the_findings() -> None:
+    rubric = builtin_rubric("refusal")
+    items = noisy_refusal_items(60)
+    forward = run(PolicyInvarianceProbe(), items, strictness_sensitive, rubric)
+    backward = run(PolicyInvarianceProbe(), items[::-1], strictness_sensitive, rubric)
+    for a, b in zip(forward.findings, backward.findings, strict=True):
+        if a.name in ("flip_rate", "null_flip_rate", "directional_ratio", "accuracy"):
+            assert a.estimate.estimate == b.estimate.estimate
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"reruns": 0},
+        {"reproduction_trials": -1},
+        {"null": "fisher"},
+        {"alpha": 1.5},
+        {"human_scale": (1, 1)},
+        {"human_threshold": 2},
+        {"item_type_rule": "guess"},
+        {"on_invalid": "ignore"},
+    ],
+)
+def test_bad_parameters_raise_a_config_error(bad: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        PolicyInvarianceProbe(**bad)
+
+
+def test_shipped_variants_are_refused_for_a_reworded_or_unknown_rubric() -> None:
+    reworded = builtin_rubric("refusal").with_template(
+        "Refusal? {prompt} {response} Answer true or false."
+    )
+    ctx = ProbeContext(judge="j", rubric=reworded)
+    with pytest.raises(ConfigError, match="worded differently"):
+        PolicyInvarianceProbe().plan(pointwise_items(2), ctx, {})
+    own = reworded.with_template(reworded.template, name="mine")
+    with pytest.raises(ConfigError, match="not built in"):
+        PolicyInvarianceProbe().plan(pointwise_items(2), ProbeContext("j", own), {})
+
+
+def test_pairwise_null_follows_the_paper_convention_when_asked() -> None:
+    result = run(
+        PolicyInvarianceProbe(null="pairwise"),
+        noisy_refusal_items(60),
+        rubric_blind,
+        builtin_rubric("refusal"),
+    )
+    delta = result.finding("flip_delta", variant="lexicon-1")
+    assert delta.labels["null"] == "pairwise"
+    assert delta.test is not None and delta.test.null.startswith("rate = ")
+    assert "pairwise" in result.notes[0] or any("p_jitter" in n for n in result.notes)
+
+
+def test_probe_is_registered_by_name() -> None:
+    assert get_probe_class("policy_invariance") is PolicyInvarianceProbe
+
+
+def test_refusal_item_type_separates_deflections_on_pyrit_refusal_data() -> None:
+    folder = DATA / "pyrit_scorer_evals" / "refusal_scorer"
+    if not (folder / "refusal.csv").exists():
+        pytest.skip(f"PyRIT refusal data not found under {DATA} (set JUDGEPROBE_DATA)")
+    from judgeprobe.data.pyrit import load_pyrit_csv
+
+    items = load_pyrit_csv([folder / "refusal.csv", folder / "refusal_extra.csv"]).items
+    assert len(items) == 169
+    types = [refusal_item_type(i) for i in items if isinstance(i, PointwiseItem)]
+    counts = {t: types.count(t) for t in set(types)}
+    assert counts == {"explicit_refusal": 61, "deflection": 48, "compliance": 60}
+
+
+# -- the generator --------------------------------------------------------------------------
+
+
+def rewrite_by_shipped(prompt: str) -> str:
+    """A fake model: answers the equivalence question, else returns a shipped rewrite."""
+    if "Version 1:" in prompt:
+        return "EQUIVALENT\nSame criteria."
+    shipped = builtin_variants("refusal")
+    attempt = int(prompt.rsplit("This is attempt ", 1)[1].split(".", 1)[0])
+    for transform in TRANSFORMS:
+        if GeneratorPrompts.load().transforms[transform][:40] in prompt:
+            if transform == "lexicon" and attempt == 1 and "earlier rewrites" not in prompt:
+                return f"<rubric>\n{builtin_rubric('refusal').template}</rubric>"  # identical
+            pick = shipped.of(transform)[1 if "earlier rewrites" in prompt else 0]
+            return f"Here it is:\n<rubric>\n{pick.template}</rubric>"
+    wanted = "threshold-stricter" if "stricter" in prompt else "threshold-lenient"
+    return next(v.template for v in shipped.variants if v.name == wanted)
+
+
+def test_generator_validates_every_candidate_and_keeps_rejections_with_reasons() -> None:
+    calls: list[str] = []
+
+    async def complete(prompt: str) -> str:
+        calls.append(prompt)
+        return rewrite_by_shipped(prompt)
+
+    base = builtin_rubric("refusal")
+    result = VariantGenerator(complete).generate_sync(base)
+    assert len(result.accepted) == 10
+    assert [c.report.reasons for c in result.rejected] == [
+        ("identical to the base template (ignoring case and whitespace)",)
+    ]
+    shifts = {v.shift: v.expected_toward for v in result.accepted if v.transform == "threshold"}
+    assert shifts == {"stricter": ("refusal",), "more_lenient": ("compliance",)}
+    variant_set = result.variant_set()
+    assert variant_set.rubric_hash == base.hash
+    assert all(v.source == "generated" for v in variant_set.variants)
+    assert sum("Version 1:" in c for c in calls) == 6  # equivalence for meaning-preserving only
+    assert all("{prompt}, {response}" in c for c in calls if "Version 1:" not in c)
+
+
+def test_equivalence_check_rejects_a_change_of_meaning() -> None:
+    async def different(prompt: str) -> str:
+        return "DIFFERENT\nThe second version no longer counts deflection as refusal."
+
+    base, good = refusal_lexicon()
+    report = asyncio.run(check_equivalence(base, good, different))
+    assert report.checks["equivalence"] is False
+    assert "deflection" in report.reasons[-1]
+
+    async def vague(prompt: str) -> str:
+        return "Probably fine."
+
+    assert "no verdict" in asyncio.run(check_equivalence(base, good, vague)).reasons[-1]
+
+
+def test_generator_records_a_failed_call_as_a_rejected_attempt() -> None:
+    async def broken(prompt: str) -> str:
+        raise ConnectionError("no route to model")
+
+    result = VariantGenerator(broken, attempts=2).generate_sync(
+        builtin_rubric("harmfulness"), transforms=("lexicon",)
+    )
+    assert len(result.candidates) == 4 and not result.accepted
+    assert "no route to model" in result.rejected[0].report.reasons[0]
+    with pytest.raises(RubricError, match="no generated variant"):
+        result.variant_set()
+
+
+def test_generator_prompts_are_read_from_yaml(tmp_path: Path) -> None:
+    prompts = GeneratorPrompts.load()
+    assert {"lexicon", "syntax", "format", "supplementary"} <= set(prompts.transforms)
+    generator = VariantGenerator(lambda p: asyncio.sleep(0, result=p), prompts=prompts)
+    text = generator.rewrite_prompt(builtin_rubric("harmfulness"), "threshold", "stricter", 1)
+    assert '"unsafe" (answer 4 or 5)' in text and "numeric scale" in text
+    custom = tmp_path / "prompts.yaml"
+    custom.write_text("rewrite: x\ntransforms: {}\n", encoding="utf-8")
+    with pytest.raises(RubricError, match="avoid"):
+        GeneratorPrompts.load(custom)
+
+
+def test_parse_rewrite_takes_the_tagged_block() -> None:
+    assert parse_rewrite("Sure!\n<rubric>\nA {x}\n</rubric>\nDone.") == "A {x}\n"
+    assert parse_rewrite("no tags {x}") == "no tags {x}\n"
+
+
+def test_engine_completion_sends_generation_requests_through_the_engine() -> None:
+    seen: list[Request] = []
+
+    def model(request: Request) -> Verdict:
+        seen.append(request)
+        return Verdict.scored(3, raw_text="rewritten " + request.field_map["prompt"])
+
+    engine = Engine(CallableJudge(model, name="writer"), RunStore(":memory:"), EngineConfig(progress=False))
+    complete = engine_completion(engine, max_new_tokens=50)
+    assert asyncio.run(complete("hello")) == "rewritten hello"
+    assert asyncio.run(complete("hello")) == "rewritten hello"  # cached in the run store
+    assert len(seen) == 1 and seen[0].rubric.kind == "generation"

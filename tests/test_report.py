@@ -1,0 +1,646 @@
+"""Specifications of the Judge Card: its content, statuses, schema, escaping, figures and files."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError, StoreError
+from judgeprobe.probes.base import FigureSpec, Finding, ProbeResult, Threshold
+from judgeprobe.report import (
+    CARD_VERSION,
+    CardValidationError,
+    build_card,
+    card_schema,
+    escape_markdown,
+    exit_code,
+    overall_status,
+    render_html,
+    render_markdown,
+    validate_card,
+    write_card,
+)
+from judgeprobe.report.example import write_example_store
+from judgeprobe.report.figures import FigureDataError, figure_bytes
+from judgeprobe.report.html import CONTENT_SECURITY_POLICY
+from judgeprobe.report.redact import REDACTED, redact
+from judgeprobe.stats.result import ConfidenceInterval, Estimate
+
+HOSTILE = [
+    "<script>window.__pwned=1</script>",
+    '<img src=x onerror="window.__pwned=2">',
+    '"><svg onload="window.__pwned=3">',
+    "</td></tr></table><script>window.__pwned=4</script>",
+    '<a href="javascript:window.__pwned=5">click</a>',
+    "[click me](javascript:window.__pwned=6)",
+    "![pixel](https://example.invalid/p.png)",
+    "<https://example.invalid/autolink>",
+    "| cell | break |",
+    "```\nfence break\n```",
+    "# heading\n\n- list",
+    "{{ 7 * 7 }}",
+    "$\\frac{1}{0$ mathtext",
+    "\u202eevil bidi",
+    "L" * 5000,
+]
+FIGURE_KINDS = ("distributions", "scatter", "counts", "heatmap", "intervals")
+
+
+# -- fixtures -------------------------------------------------------------------------------------
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    return write_example_store(tmp_path / "run.sqlite")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    return write_example_store(tmp_path / "hostile.sqlite", untrusted=HOSTILE)
+
+
+def estimate(value: float, low: float, high: float, n: int = 100) -> Estimate:
+    return Estimate(value, ConfidenceInterval(low, high, 0.95, "wilson"), n, {"n": n})
+
+
+def store_with(
+    path: Path,
+    results: Sequence[ProbeResult],
+    *,
+    config: Mapping[str, Any] | None = None,
+    status: Mapping[str, Any] | None = None,
+    finish: str = "complete",
+) -> Path:
+    """A run store holding one run with ``results``, as the audit writes it."""
+    base: dict[str, Any] = {
+        "tool_version": "0.1.0",
+        "command": "judgeprobe audit --seed 1",
+        "judge": {"backend": "callable", "name": "fn", "version": "1", "params": {}},
+        "judge_fingerprint": "fp",
+        "rubric": {"name": "harmfulness", "hash": "h", "kind": "scale", "template": "t"},
+        "data": {"name": "d", "source": "d.csv", "n": 10, "sha256": "s", "skipped": 0},
+        "probes": {r.probe: dict(r.params) for r in results},
+        "seed": 1,
+        "started_at": "2025-01-01T00:00:00+00:00",
+    }
+    base.update(config or {})
+    with RunStore(path) as store:
+        run_id = store.start_run(base)
+        for result in results:
+            store.put_result(run_id, result.probe, result.to_dict())
+        store.put_result(run_id, "_engine", {"totals": {"called": 3, "cached": 1}})
+        store.put_result(run_id, "_status", dict(status or {"state": "complete", "reason": None}))
+        store.finish_run(run_id, finish)
+    return path
+
+
+def probe(
+    findings: Sequence[Finding],
+    *,
+    name: str = "repetition",
+    kind: str = "invariance",
+    figures: Sequence[FigureSpec] = (),
+    usage: Mapping[str, int] | None = None,
+) -> ProbeResult:
+    return ProbeResult(
+        name, kind, {"lengths": [2]}, list(findings), list(figures), usage=dict(usage or {})
+    )  # type: ignore[arg-type]
+
+
+FLIP = Threshold(warn=0.05, fail=0.10)
+
+
+def flip(value: float, low: float, high: float, **labels: str) -> Finding:
+    return Finding("flip_rate", estimate(value, low, high), "flips", labels, FLIP)
+
+
+def findings_of(card: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    for entry in card["probes"]:
+        yield from entry["findings"]
+
+
+class Elements(HTMLParser):
+    """Every start tag of an HTML document with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def elements(html: str) -> Elements:
+    parser = Elements()
+    parser.feed(html)
+    return parser
+
+
+# -- what the card says ---------------------------------------------------------------------------
+def test_card_of_example_store_matches_the_shipped_schema(example: Path) -> None:
+    card = build_card(example)
+    validate_card(card)
+    assert card["card_version"] == CARD_VERSION
+
+
+def test_shipped_schema_is_a_valid_draft_2020_12_schema_with_the_card_version() -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = card_schema()
+    Draft202012Validator.check_schema(schema)
+    assert re.fullmatch(schema["properties"]["card_version"]["pattern"], CARD_VERSION)
+
+
+def test_schema_rejects_a_card_with_an_unknown_status(example: Path) -> None:
+    card = build_card(example)
+    card["probes"][0]["findings"][0]["status"] = "maybe"
+    with pytest.raises(CardValidationError, match="maybe"):
+        validate_card(card)
+
+
+def test_card_says_what_was_tested(example: Path) -> None:
+    tested = build_card(example)["tested"]
+    judge = tested["judge"]
+    assert judge["fingerprint"].startswith("example0fingerprint")
+    assert judge["model"] == "example-judge-7b"
+    assert judge["decoding"]["temperature"] == 0.0
+    assert judge["decoding"]["seed"] == 7
+    assert tested["rubric"]["name"] == "harmfulness"
+    assert len(tested["rubric"]["hash"]) == 16
+    assert "{response}" in tested["rubric"]["template"]
+    assert tested["data"] == {
+        "name": "example responses",
+        "source": "example.csv",
+        "n": 240,
+        "sha256": "0" * 64,
+        "skipped": 3,
+    }
+    assert tested["probes"]["repetition"]["lengths"] == [2, 4]
+    assert tested["seed"] == 7
+    assert tested["tool_version"]
+    assert tested["command"].startswith("judgeprobe audit")
+
+
+def test_each_probe_brings_its_findings_figures_and_call_counts(example: Path) -> None:
+    card = build_card(example)
+    by_name = {p["name"]: p for p in card["probes"]}
+    repetition = by_name["repetition"]
+    assert [f["labels"] for f in repetition["findings"]] == [{"l": "2"}, {"l": "4"}]
+    assert repetition["figures"][0]["file"] == "figures/repetition-scores"
+    usage = repetition["usage"]
+    assert (usage["calls"], usage["cached"], usage["unparseable"], usage["skipped"]) == (
+        200,
+        200,
+        3,
+        2,
+    )
+    assert usage["prompt_tokens"] == 62000
+    assert card["usage"]["engine"]["called"] == sum(p["usage"]["calls"] for p in card["probes"])
+
+
+def test_probes_are_grouped_by_kind_in_checklist_order(example: Path) -> None:
+    card = build_card(example)
+    kinds = [p["kind"] for p in card["probes"]]
+    assert kinds == ["invariance", "invariance", "agreement", "null"]
+    assert [k["kind"] for k in card["summary"]["kinds"]] == ["invariance", "agreement", "null"]
+
+
+# -- statuses and thresholds ----------------------------------------------------------------------
+def test_status_is_judged_against_the_threshold_shown_with_it(tmp_path: Path) -> None:
+    store = store_with(tmp_path / "s.sqlite", [probe([flip(0.14, 0.11, 0.18)])])
+    (finding,) = findings_of(build_card(store))
+    assert finding["status"] == "fail"
+    assert finding["threshold"] == {"warn": 0.05, "fail": 0.10, "higher_is_worse": True}
+    assert finding["threshold_source"] == "probe"
+
+
+def test_configured_threshold_replaces_the_probe_default_and_the_card_says_so(
+    tmp_path: Path,
+) -> None:
+    thresholds = {"flip_rate": {"warn": 0.2, "fail": 0.3, "higher_is_worse": True}}
+    store = store_with(
+        tmp_path / "s.sqlite",
+        [probe([flip(0.14, 0.11, 0.18)])],
+        config={"thresholds": thresholds},
+    )
+    card = build_card(store)
+    (finding,) = findings_of(card)
+    assert (finding["status"], finding["threshold_source"]) == ("pass", "config")
+    assert card["tested"]["thresholds"]["flip_rate"]["source"] == "config"
+
+
+def test_override_beats_config_and_probe_specific_key_beats_finding_name(tmp_path: Path) -> None:
+    store = store_with(
+        tmp_path / "s.sqlite",
+        [probe([flip(0.14, 0.11, 0.18)])],
+        config={"thresholds": {"flip_rate": {"warn": 0.2, "fail": 0.3}}},
+    )
+    card = build_card(
+        store,
+        thresholds={
+            "flip_rate": {"warn": 0.5, "fail": 0.6},
+            "repetition.flip_rate": {"warn": 0.12, "fail": 0.5},
+        },
+    )
+    (finding,) = findings_of(card)
+    assert (finding["status"], finding["threshold_source"]) == ("warn", "override")
+    assert finding["threshold"]["warn"] == 0.12
+
+
+def test_lower_is_worse_threshold_fails_low_agreement(tmp_path: Path) -> None:
+    kappa = Threshold(warn=0.6, fail=0.4, higher_is_worse=False)
+    low = Finding("cohen_kappa", estimate(0.3, 0.2, 0.38), "kappa", {}, kappa)
+    store = store_with(tmp_path / "s.sqlite", [probe([low], name="agree", kind="agreement")])
+    (finding,) = findings_of(build_card(store))
+    assert (finding["status"], finding["certainty"]) == ("fail", "clear")
+
+
+@pytest.mark.parametrize(
+    ("threshold", "message"),
+    [
+        ({"warn": "high"}, "number"),
+        ({"fail": 0.1, "higher": True}, "unknown keys"),
+        ({"fail": 0.1, "higher_is_worse": "yes"}, "true or false"),
+    ],
+)
+def test_malformed_threshold_is_a_config_error_that_says_what_to_fix(
+    tmp_path: Path, threshold: dict[str, Any], message: str
+) -> None:
+    store = store_with(tmp_path / "s.sqlite", [probe([flip(0.1, 0.0, 0.2)])])
+    with pytest.raises(ConfigError, match=message):
+        build_card(store, thresholds={"flip_rate": threshold})
+
+
+def test_overall_is_the_worst_headline_status_and_info_findings_do_not_count(
+    tmp_path: Path,
+) -> None:
+    info = Finding("accuracy", estimate(0.1, 0.0, 0.2), "acc")  # no threshold
+    results = [probe([flip(0.02, 0.0, 0.04), info]), probe([info], name="agree", kind="agreement")]
+    card = build_card(store_with(tmp_path / "s.sqlite", results))
+    assert overall_status(card) == card["summary"]["overall"] == "pass"
+    assert card["summary"]["counts"] == {"pass": 1, "warn": 0, "fail": 0, "n/a": 0, "info": 2}
+    worse = [probe([flip(0.07, 0.06, 0.08), flip(0.2, 0.15, 0.25, l="4")])]
+    assert overall_status(build_card(store_with(tmp_path / "w.sqlite", worse))) == "fail"
+
+
+def test_card_without_headline_findings_is_not_assessable(tmp_path: Path) -> None:
+    info = Finding("accuracy", estimate(0.1, 0.0, 0.2), "acc")
+    card = build_card(store_with(tmp_path / "s.sqlite", [probe([info])]))
+    assert card["summary"]["overall"] == "n/a"
+    assert card["summary"]["headline"].startswith("No headline finding could be assessed")
+    assert exit_code(card, fail_on="warn") == 0
+
+
+def test_exit_code_breaks_the_build_on_warn_only_when_asked(tmp_path: Path) -> None:
+    card = build_card(store_with(tmp_path / "s.sqlite", [probe([flip(0.07, 0.06, 0.08)])]))
+    assert overall_status(card) == "warn"
+    assert exit_code(card) == 0
+    assert exit_code(card, fail_on="fail") == 0
+    assert exit_code(card, fail_on="warn") == 1
+    with pytest.raises(ConfigError, match="fail_on"):
+        exit_code(card, fail_on="pass")
+
+
+def test_undefined_estimate_is_not_assessable_never_a_pass(tmp_path: Path) -> None:
+    undefined = Finding("flip_rate", Estimate.undefined(0, reason="no items"), "flips", {}, FLIP)
+    card = build_card(store_with(tmp_path / "s.sqlite", [probe([undefined])]))
+    (finding,) = findings_of(card)
+    assert finding["status"] == "n/a"
+    assert finding["estimate"] is None
+    assert finding["sentence"] == "Flip rate: not assessable, n=0 (no items)"
+    assert "1 could not be assessed" in card["summary"]["headline"]
+
+
+def test_summary_sentence_gives_estimate_ci_n_status_and_threshold(tmp_path: Path) -> None:
+    bias = Finding("position_bias", estimate(0.18, 0.12, 0.25, 120), "bias", {}, Threshold(None, 0.1))
+    card = build_card(store_with(tmp_path / "s.sqlite", [probe([bias], name="swap")]))
+    (statement,) = card["summary"]["statements"]
+    assert statement["sentence"] == (
+        "Position bias 0.18 [0.12, 0.25], n=120 — fails (fail >= 0.1); "
+        "the whole 95% CI is in fail"
+    )
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "certainty"),
+    [(0.11, 0.18, "clear"), (0.06, 0.18, "borderline"), (0.09, 0.11, "borderline")],
+)
+def test_status_is_borderline_when_its_ci_crosses_a_threshold(
+    tmp_path: Path, low: float, high: float, certainty: str
+) -> None:
+    card = build_card(store_with(tmp_path / "s.sqlite", [probe([flip(0.14, low, high)])]))
+    (finding,) = findings_of(card)
+    assert finding["certainty"] == certainty
+    assert ("borderline" in finding["sentence"]) == (certainty == "borderline")
+
+
+def test_summary_lists_failures_before_passes(example: Path) -> None:
+    statuses = [s["status"] for s in build_card(example)["summary"]["statements"]]
+    assert statuses == sorted(statuses, key=["fail", "warn", "n/a", "pass"].index)
+    assert statuses[0] == "fail"
+
+
+def test_incomplete_run_is_said_in_the_summary(tmp_path: Path) -> None:
+    store = store_with(
+        tmp_path / "s.sqlite",
+        [probe([flip(0.02, 0.0, 0.04)])],
+        status={"state": "incomplete", "reason": "call budget exhausted"},
+        finish="stopped",
+    )
+    card = build_card(store)
+    assert (card["run"]["state"], card["run"]["reason"]) == ("incomplete", "call budget exhausted")
+    assert "incomplete (call budget exhausted)" in card["summary"]["headline"]
+
+
+def test_run_without_status_row_is_incomplete_unless_the_store_says_complete(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite"
+    with RunStore(path) as store:
+        run_id = store.start_run({"judge": {"backend": "callable", "name": "f"}})
+        store.put_result(run_id, "repetition", probe([flip(0.02, 0.0, 0.04)]).to_dict())
+    card = build_card(path)
+    assert card["run"]["state"] == "incomplete"
+    assert "running" in card["run"]["reason"]
+    validate_card(card)
+
+
+def test_card_is_rebuilt_identically_from_the_same_store(example: Path) -> None:
+    assert build_card(example) == build_card(example)
+
+
+def test_store_run_reader_returns_times_status_and_config(example: Path) -> None:
+    with RunStore(example) as store:
+        run = store.run(1)
+        assert store.run(99) is None
+    assert run is not None
+    assert run["status"] == "complete"
+    assert run["finished"] >= run["started"]
+    assert run["config"]["seed"] == 7
+
+
+def test_missing_store_is_an_error_and_no_file_is_created(tmp_path: Path) -> None:
+    path = tmp_path / "nothing.sqlite"
+    with pytest.raises(StoreError, match="no such run store"):
+        build_card(path)
+    assert not path.exists()
+
+
+def test_store_without_a_run_is_an_error_that_says_to_run_an_audit(tmp_path: Path) -> None:
+    RunStore(tmp_path / "empty.sqlite").close()
+    with pytest.raises(StoreError, match="run an audit first"):
+        build_card(tmp_path / "empty.sqlite")
+
+
+# -- secrets --------------------------------------------------------------------------------------
+def test_environment_secrets_never_reach_any_card_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("EXAMPLE_API_KEY", secret)
+    store = store_with(
+        tmp_path / "s.sqlite",
+        [probe([flip(0.02, 0.0, 0.04, leaked=secret)])],
+        config={
+            "command": f"judgeprobe audit --api-key {secret}",
+            "judge": {"backend": "openai-compatible", "model": "m", "api_key": "other-literal"},
+        },
+    )
+    written = write_card(store, tmp_path / "card")
+    for path in (tmp_path / "card").rglob("*"):
+        if path.is_file():
+            content = path.read_bytes()
+            assert secret.encode() not in content, path.name
+            assert b"other-literal" not in content, path.name
+    card = json.loads(written["json"].read_text("utf-8"))
+    assert card["tested"]["command"] == f"judgeprobe audit --api-key {REDACTED}"
+    assert card["tested"]["judge"]["description"]["api_key"] == REDACTED
+
+
+def test_redact_keeps_short_values_and_names_of_key_variables() -> None:
+    value = {"api_key_env": "OPENAI_API_KEY", "n": 1, "text": "sk-abcdefgh here"}
+    assert redact(value, ["sk-abcdefgh"]) == {
+        "api_key_env": "OPENAI_API_KEY",
+        "n": 1,
+        "text": f"{REDACTED} here",
+    }
+
+
+# -- Markdown -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("<script>x</script>", "&lt;script&gt;x&lt;/script&gt;"),
+        ("[a](javascript:b)", "\\[a\\]\\(javascript:b\\)"),
+        ("![i](http://x/y.png)", "\\!\\[i\\]\\(http://x/y.png\\)"),
+        ("a|b", "a\\|b"),
+        ("`code`", "\\`code\\`"),
+        ("*em* _em_ ~del~", "\\*em\\* \\_em\\_ \\~del\\~"),
+        ("# title", "\\# title"),
+        ("1. item", "1\\. item"),
+        ("- item", "\\- item"),
+        ("0.25 - 0.5", "0.25 - 0.5"),
+        ("&lt;", "&amp;lt;"),
+        ("back\\slash", "back\\\\slash"),
+        ("line\nbreak\r\nagain", "line break again"),
+        ("a\u202eb", "a\ufffdb"),
+    ],
+)
+def test_escape_markdown_makes_text_inert(text: str, escaped: str) -> None:
+    assert escape_markdown(text) == escaped
+
+
+def test_escape_markdown_truncates_and_says_how_much_is_left_out() -> None:
+    assert escape_markdown("x" * 50, max_len=10) == "x" * 10 + "… \\[+40 characters\\]"
+
+
+def test_markdown_has_summary_what_was_tested_and_each_probe(example: Path) -> None:
+    text = render_markdown(build_card(example))
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## Summary", "## What was tested"]
+    for name in ("repetition", "policy\\_invariance", "human\\_agreement", "length\\_null"):
+        assert any(h.startswith(f"## Probe: {name} ") for h in headings), name
+    assert "![Scores by repetition](figures/repetition-scores.png)" in text
+
+
+def test_markdown_of_hostile_card_has_no_html_link_or_image_from_data(hostile: Path) -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    text = render_markdown(build_card(hostile))
+    html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+    parsed = elements(html)
+    tags = {tag for tag, _ in parsed.tags}
+    assert not tags & {"script", "iframe", "svg", "a", "meta", "style"}
+    for tag, attrs in parsed.tags:
+        assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
+        if tag == "img":
+            assert re.fullmatch(r"figures/[a-z0-9-]+\.png", attrs["src"] or ""), attrs
+    rendered = "".join(parsed.text)
+    assert "<script>window.__pwned=1</script>" in rendered
+    assert "[click me](javascript:window.__pwned=6)" in rendered
+
+
+def test_markdown_table_rows_stay_one_row_per_item(hostile: Path) -> None:
+    text = render_markdown(build_card(hostile))
+    rows = [line for line in text.splitlines() if re.match(r"\| 1 \| x\d+ \| ", line)]
+    assert len(rows) == len(HOSTILE)
+    for line in rows:  # base | item | response | variant: five unescaped pipes
+        assert len(re.findall(r"(?<!\\)\|", line)) == 5, line
+        assert line.endswith(" | 4 |")
+
+
+# -- HTML -----------------------------------------------------------------------------------------
+def test_html_escapes_hostile_text_so_no_markup_comes_from_data(hostile: Path) -> None:
+    html = render_html(build_card(hostile))
+    parsed = elements(html)
+    allowed = {"html", "head", "meta", "title", "style", "body", "header", "h1", "p", "span",
+               "code", "nav", "a", "main", "section", "h2", "table", "thead", "tr", "th", "tbody",
+               "td", "h3", "ul", "li", "strong", "em", "pre", "figure", "img", "figcaption",
+               "footer"}  # fmt: skip
+    assert {tag for tag, _ in parsed.tags} <= allowed
+    for tag, attrs in parsed.tags:
+        assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
+        if tag == "a":
+            assert (attrs.get("href") or "").startswith("#"), attrs
+        if tag == "img":
+            assert (attrs.get("src") or "").startswith("data:image/png;base64,"), tag
+        if tag == "meta" and "http-equiv" in attrs:
+            assert attrs["http-equiv"] == "Content-Security-Policy"
+    text = "".join(parsed.text)
+    assert "<script>window.__pwned=1</script>" in text
+    assert "{{ 7 * 7 }}" in text
+    assert "&lt;script&gt;window.__pwned=1" in html
+
+
+def test_html_is_self_contained_with_a_restrictive_content_security_policy(example: Path) -> None:
+    card = build_card(example)
+    html = render_html(card)
+    policy = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+    assert policy.replace("'", "&#39;") in html or policy in html
+    assert "default-src 'none'" in CONTENT_SECURITY_POLICY
+    assert not re.search(r"(src|href)=\"(https?:)?//", html)
+    assert "<link" not in html and "<script" not in html
+    figures = sum(len(p["figures"]) for p in card["probes"])
+    assert html.count('src="data:image/png;base64,') == figures
+    assert "@media print" in html
+
+
+def test_long_text_is_shortened_in_markdown_and_html_but_whole_in_json(
+    hostile: Path, tmp_path: Path
+) -> None:
+    written = write_card(hostile, tmp_path / "card")
+    assert "L" * 5000 in written["json"].read_text("utf-8")
+    for fmt in ("md", "html"):
+        text = written[fmt].read_text("utf-8")
+        assert "L" * 5000 not in text and "L" * 100 in text, fmt
+        assert "more characters" not in text or "characters]" in text
+
+
+# -- figures --------------------------------------------------------------------------------------
+SPECS: dict[str, dict[str, Any]] = {
+    "distributions": {"series": {"a": [1, 2, 2, 3], "b": [0.5, 4.25, None], "empty": []}},
+    "scatter": {"series": {"s": {"x": [1, 2, 3], "y": [1, 3, 2]}}, "diagonal": True},
+    "counts": {"rows": ["r1", "r2"], "columns": ["c1", "c2"], "values": [[1, 2], [3, None]]},
+    "heatmap": {"names": ["a", "b"], "values": [[0.0, 0.3], [0.3, 0.0]]},
+    "intervals": {
+        "rows": [{"label": "x", "estimate": 0.5, "low": 0.4, "high": 0.6}],
+        "reference": 0.5,
+    },
+}
+
+
+@pytest.mark.parametrize("kind", FIGURE_KINDS)
+def test_every_figure_kind_draws_as_png_and_svg(kind: str) -> None:
+    spec = FigureSpec("f", kind, f"{kind} $x$", SPECS[kind], "x", "y").to_dict()  # type: ignore[arg-type]
+    assert figure_bytes(spec, "png").startswith(b"\x89PNG\r\n\x1a\n")
+    svg = figure_bytes(spec, "svg")
+    assert b"<svg" in svg and b"<script" not in svg
+
+
+def test_figures_are_byte_for_byte_reproducible() -> None:
+    spec = FigureSpec("f", "heatmap", "t", SPECS["heatmap"]).to_dict()
+    assert figure_bytes(spec, "svg") == figure_bytes(spec, "svg")
+    assert figure_bytes(spec, "png") == figure_bytes(spec, "png")
+
+
+def test_large_count_tables_draw_as_a_heatmap_with_values() -> None:
+    rows = [f"row {i}" for i in range(9)]
+    columns = [f"col {j}" for j in range(7)]
+    values = [[i * j for j in range(7)] for i in range(9)]
+    spec = FigureSpec("c", "counts", "t", {"rows": rows, "columns": columns, "values": values})
+    assert figure_bytes(spec.to_dict(), "svg").count(b"<g id=\"text_") >= 9 * 7
+
+
+@pytest.mark.parametrize(
+    ("kind", "data"),
+    [
+        ("heatmap", {"names": ["a", "b"], "values": [[1.0], [1.0, 2.0]]}),
+        ("scatter", {"series": {"s": {"x": [1, 2], "y": [1]}}}),
+        ("counts", {"rows": ["a"], "values": [[1]]}),
+        ("pie", {}),
+    ],
+)
+def test_malformed_figure_data_is_a_figure_data_error(kind: str, data: dict[str, Any]) -> None:
+    with pytest.raises(FigureDataError):
+        figure_bytes({"kind": kind, "title": "t", "data": data}, "png")
+
+
+def test_card_with_a_malformed_figure_is_still_written_and_says_why(tmp_path: Path) -> None:
+    broken = FigureSpec("broken", "heatmap", "t", {"names": ["a"], "values": [[1.0, 2.0]]})
+    good = FigureSpec("good", "heatmap", "t", {"names": ["a"], "values": [[1.0]]})
+    store = store_with(
+        tmp_path / "s.sqlite", [probe([flip(0.02, 0.0, 0.04)], figures=[broken, good])]
+    )
+    written = write_card(store, tmp_path / "card")
+    assert "Figure could not be drawn" in written["html"].read_text("utf-8")
+    assert sorted(p.name for p in written["figures"].iterdir()) == [
+        "repetition-good.png",
+        "repetition-good.svg",
+    ]
+
+
+def test_write_card_writes_every_format_and_a_png_and_svg_per_figure(
+    example: Path, tmp_path: Path
+) -> None:
+    written = write_card(example, tmp_path / "card")
+    assert sorted(written) == ["figures", "html", "json", "md"]
+    card = json.loads(written["json"].read_text("utf-8"))
+    validate_card(card)
+    stems = [f["file"] for p in card["probes"] for f in p["figures"]]
+    assert len(stems) == 5
+    for stem in stems:
+        assert (tmp_path / "card" / f"{stem}.png").stat().st_size > 1000
+        assert (tmp_path / "card" / f"{stem}.svg").stat().st_size > 1000
+
+
+def test_write_card_writes_only_the_formats_asked_for(example: Path, tmp_path: Path) -> None:
+    written = write_card(example, tmp_path / "card", formats=("json",))
+    assert sorted(written) == ["figures", "json"]
+    with pytest.raises(ConfigError, match="formats"):
+        write_card(example, tmp_path / "card", formats=("pdf",))
+
+
+def test_report_exports_are_pinned() -> None:
+    import judgeprobe.report as report
+
+    assert sorted(report.__all__) == [
+        "CARD_VERSION",
+        "CardValidationError",
+        "build_card",
+        "card_schema",
+        "escape_markdown",
+        "exit_code",
+        "overall_status",
+        "render_html",
+        "render_markdown",
+        "validate_card",
+        "write_card",
+    ]
