@@ -1,9 +1,9 @@
 """PyRIT's scorer evaluation against an OpenAI-compatible server; run in PyRIT's own interpreter.
 
-Called by ``bench_throughput.py --pyrit-python PATH`` as a subprocess so that PyRIT's dependencies
-never meet judgeprobe's. It evaluates PyRIT's ``SelfAskRefusalScorer`` with
-``ObjectiveScorerEvaluator.evaluate_dataset_async`` (``num_scorer_trials`` trials) on the refusal CSVs
-and prints one JSON line: wall seconds and process CPU seconds of the evaluation.
+Called by ``bench_throughput.py --pyrit-python PATH`` as a subprocess so that PyRIT's
+dependencies never meet judgeprobe's. It evaluates PyRIT's ``SelfAskRefusalScorer`` with
+``ObjectiveScorerEvaluator.evaluate_dataset_async`` (``num_scorer_trials`` trials) on the refusal
+CSVs and prints one JSON line: wall seconds and process CPU seconds of the evaluation.
 """
 
 from __future__ import annotations

@@ -219,7 +219,7 @@ def live(n: int, store: str, seed: int) -> None:
         PositionProbe(by=(), cluster="prompt"), items, engine, rubric, seed=seed
     )
     swap = run_probe_sync(
-        HumanAgreementProbe(orders="both", by=(), cluster="prompt"),
+        HumanAgreementProbe(orders="both", include_ties=True, by=(), cluster="prompt"),
         items,
         engine,
         rubric,
@@ -244,7 +244,7 @@ def live(n: int, store: str, seed: int) -> None:
             single.finding("judge_human_majority_agreement").estimate.n,
         ],
         [
-            "gold agreement, both orders (inconsistent = tie, ties kept as disagreement)",
+            "gold agreement, both orders (inconsistent = tie = disagreement)",
             fmt(swap.finding("judge_human_vote_agreement").estimate),
             swap.finding("judge_human_vote_agreement").estimate.n,
         ],

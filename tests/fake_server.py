@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
-import random
 import signal
 import threading
 from collections import Counter, deque
@@ -67,7 +67,9 @@ class FaultMix:
         digest = hashlib.blake2b(f"{self.seed}:{key}:{arrival}".encode(), digest_size=8).digest()
         u = int.from_bytes(digest, "big") / 2**64
         for name, rate in zip(
-            FAULTS, (self.rate_429, self.rate_500, self.rate_timeout, self.rate_garbage), strict=True
+            FAULTS,
+            (self.rate_429, self.rate_500, self.rate_timeout, self.rate_garbage),
+            strict=True,
         ):
             if u < rate:
                 return name
@@ -114,6 +116,8 @@ class FakeServer:
         self.fault_counts: Counter[str] = Counter()
         self.bodies: deque[dict[str, Any]] = deque(maxlen=64)
         self.authorizations: deque[str | None] = deque(maxlen=64)
+        self.answers: deque[str] = deque(maxlen=64)
+        """The labels of the last good answers, in order."""
         self.script: deque[Scripted] = deque()
         self.base_url = ""
         self._runner: web.AppRunner | None = None
@@ -138,7 +142,7 @@ class FakeServer:
         await site.start()
         server = site._server
         assert server is not None
-        bound = server.sockets[0].getsockname()  # type: ignore[union-attr]
+        bound = server.sockets[0].getsockname()  # type: ignore[attr-defined]
         self.base_url = f"http://{host}:{bound[1]}/v1"
         return self.base_url
 
@@ -216,14 +220,13 @@ class FakeServer:
         if fault == "garbage":
             return web.Response(body=b'{"choices": [{"mess<html>', content_type="application/json")
         assert self._closing is not None
-        try:  # hang past the client's timeout, then drop the call without an answer
+        with contextlib.suppress(TimeoutError):  # hang past the client's timeout, never answer
             await asyncio.wait_for(self._closing.wait(), self.faults.timeout_sleep_s)
-        except TimeoutError:
-            pass
         return web.json_response({"error": {"message": "gateway timeout"}}, status=504)
 
     def _completion(self, body: dict[str, Any], key: str) -> dict[str, Any]:
         label = self.label_for(key)
+        self.answers.append(label)
         messages = body.get("messages") or [{}]
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
         user = str(messages[-1].get("content", ""))

@@ -600,3 +600,41 @@ def test_probes_run_unchanged_on_the_mt_bench_human_judgment_schema(tmp_path: Pa
     assert consistency.n == 120 and 0.6 < consistency.estimate < 0.95
     lc = LengthControlledWinRateProbe(judge_source="gpt-4", n_resamples=50).analyze(items, CTX, {})
     assert {f.labels["candidate"] for f in lc.findings} == {"m1", "m2", "m3"}
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        HumanAgreementProbe(judge_source="longer", n_resamples=50),
+        LengthNullProbe(judge_source="longer", falsifier=FALSIFIER, n_resamples=50),
+        LengthControlledWinRateProbe(judge_source="longer", n_resamples=20),
+        PositionProbe(judge_source="longer"),
+    ],
+    ids=lambda p: p.name,
+)
+def test_results_are_plain_json_even_with_empty_bins(probe: Probe) -> None:
+    items = with_recorded(synthetic_pairs(30, seed=16), "longer", longer_rule)
+    result = probe.analyze(items[:3], CTX, {})  # tiny: several estimates are undefined
+    json.dumps(result.to_dict(), allow_nan=False)
+    json.dumps(probe.params(), allow_nan=False)
+
+
+def test_human_raters_keeps_only_the_named_raters() -> None:
+    items = [
+        PairwiseItem(
+            "e",
+            "p",
+            "a",
+            "b",
+            human_votes=(Vote("A", "expert_1"), Vote("B", "author_1"), Vote("A", "expert_2")),
+            judge_votes={"gpt-4": (Vote("A"),)},
+        )
+    ]
+    all_votes = HumanAgreementProbe(judge_source="gpt-4").analyze(items, CTX, {})
+    experts = HumanAgreementProbe(judge_source="gpt-4", human_raters=("expert",)).analyze(
+        items, CTX, {}
+    )
+    assert all_votes.finding("judge_human_vote_agreement").estimate.counts["k"] == 2
+    assert experts.finding("judge_human_vote_agreement").estimate.estimate == 1.0
+    with pytest.raises(ConfigError, match="tuple"):
+        HumanAgreementProbe(human_raters="expert")  # type: ignore[arg-type]

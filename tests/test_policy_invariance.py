@@ -32,6 +32,7 @@ from judgeprobe.probes._policy_nulls import (
     single_vs_majority_disagreement,
 )
 from judgeprobe.probes.policy_invariance import (
+    PairwisePolicyInvarianceProbe,
     PolicyInvarianceProbe,
     classify_reproduction,
     refusal_item_type,
@@ -57,7 +58,9 @@ from judgeprobe.stats import proportion_above
 from judgeprobe.verdict import Verdict
 
 DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    os.environ.get(
+        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    )
 )
 JUDGING_RUBRICS = ("harmfulness", "refusal", "preference")
 
@@ -72,7 +75,9 @@ def run(
     rubric: Rubric,
     name: str = "judge",
 ) -> ProbeResult:
-    engine = Engine(CallableJudge(fn, name=name), RunStore(":memory:"), EngineConfig(progress=False))
+    engine = Engine(
+        CallableJudge(fn, name=name), RunStore(":memory:"), EngineConfig(progress=False)
+    )
     return run_probe_sync(probe, items, engine, rubric, seed=0)
 
 
@@ -201,7 +206,9 @@ def test_validation_rejects_identical_text() -> None:
 
 def test_validation_rejects_a_dropped_placeholder() -> None:
     base, good = refusal_lexicon()
-    dropped = Variant(name="drop", transform="lexicon", template=good.template.replace("{prompt}", "the goal"))
+    dropped = Variant(
+        name="drop", transform="lexicon", template=good.template.replace("{prompt}", "the goal")
+    )
     report = validate_variant(dropped, base)
     assert report.checks["placeholders"] is False
     assert any("{prompt}" in r for r in report.reasons)
@@ -212,7 +219,9 @@ def test_validation_rejects_a_dropped_placeholder() -> None:
 def test_validation_rejects_a_changed_scale() -> None:
     base = builtin_rubric("harmfulness")
     good = builtin_variants("harmfulness").of("lexicon")[0]
-    ten = good.template.replace("from 1 to 5", "from 1 to 10").replace("5 = severely", "10 = severely")
+    ten = good.template.replace("from 1 to 5", "from 1 to 10").replace(
+        "5 = severely", "10 = severely"
+    )
     report = validate_variant(Variant(name="ten", transform="lexicon", template=ten), base)
     assert report.checks["scale"] is False
     assert any("10" in r and "scale" in r for r in report.reasons)
@@ -250,7 +259,10 @@ def test_probe_refuses_rejected_variants_unless_told_to_skip_them() -> None:
     with pytest.raises(RubricError, match="'copy': identical"):
         run(PolicyInvarianceProbe(variants=(good, bad)), items, lambda r: "true", base)
     result = run(
-        PolicyInvarianceProbe(variants=(good, bad), on_invalid="skip"), items, lambda r: "true", base
+        PolicyInvarianceProbe(variants=(good, bad), on_invalid="skip"),
+        items,
+        lambda r: "true",
+        base,
     )
     assert [v["name"] for v in result.tables["key"]["variants"]] == [good.name]
     assert any("copy" in note and "identical" in note for note in result.notes)
@@ -298,11 +310,11 @@ def test_matched_test_keeps_its_level_when_noise_concentrates_on_few_items() -> 
     # 85 % stable items, 15 % coin flips; one anchor of 3 reruns shared by 1 + 4 single runs.
     rng = np.random.default_rng(3)
     rejections = 0
-    trials = 400
+    trials = 300
     for _ in range(trials):
-        p = np.where(rng.random(150) < 0.85, 0.01, 0.5)
-        anchor = (rng.random((150, 3)) < p[:, None]).sum(axis=1) >= 2
-        single = rng.random((150, 5)) < p[:, None]
+        p = np.where(rng.random(100) < 0.85, 0.01, 0.5)
+        anchor = (rng.random((100, 3)) < p[:, None]).sum(axis=1) >= 2
+        single = rng.random((100, 5)) < p[:, None]
         flips = single != anchor[:, None]
         result = exchangeable_flip_test(list(flips[:, 0]), [list(row) for row in flips[:, 1:]])
         rejections += result.pvalue < 0.05
@@ -325,7 +337,7 @@ def test_matched_test_detects_a_wording_effect() -> None:
 # -- the probe: self-validation -------------------------------------------------------------
 
 
-def noisy_refusal_items(n: int = 240) -> list[Item]:
+def noisy_refusal_items(n: int = 160) -> list[Item]:
     return pointwise_items(n, label=lambda k: float(k % 3 == 0))
 
 
@@ -335,14 +347,16 @@ def item_noise(k: int) -> float:
 
 
 def rubric_blind(request: Request) -> str:
-    """Ignores the rubric text: every run, under any wording, is a fresh draw of the item's noise."""
+    """Ignores the rubric text: every run, under any wording, draws from the item's noise."""
     return "true" if uniform(request) < item_noise(item_number(request)) else "false"
 
 
 def test_judge_that_ignores_the_rubric_flips_at_the_null_rate_and_no_class_is_significant() -> None:
-    result = run(PolicyInvarianceProbe(), noisy_refusal_items(), rubric_blind, builtin_rubric("refusal"))
+    result = run(
+        PolicyInvarianceProbe(), noisy_refusal_items(), rubric_blind, builtin_rubric("refusal")
+    )
     null = result.finding("null_flip_rate").estimate
-    assert 0 < null.estimate < result.finding("p_jitter").estimate.estimate
+    assert null.estimate > 0 and result.finding("p_jitter").estimate.estimate > 0
     for cls in TRANSFORMS:
         delta = result.finding("flip_delta", **{"class": cls})
         assert delta.test is not None and delta.test.pvalue >= 0.05, cls
@@ -350,7 +364,8 @@ def test_judge_that_ignores_the_rubric_flips_at_the_null_rate_and_no_class_is_si
         rate = by_class(result, "flip_rate", cls).estimate
         assert rate.ci.contains(null.estimate), cls
     assert result.tables["noise"]["null_used"] == "matched"
-    assert "matched null" in result.finding("flip_delta", **{"class": "lexicon"}).test.null
+    lexicon = result.finding("flip_delta", **{"class": "lexicon"}).test
+    assert lexicon is not None and "matched null" in lexicon.null
 
 
 def test_judge_with_a_greedy_first_trial_that_ignores_the_rubric_has_no_excess_flips() -> None:
@@ -381,10 +396,13 @@ def strictness_sensitive(request: Request) -> str:
 
 def test_planted_strictness_sensitivity_is_detected_in_its_direction() -> None:
     result = run(
-        PolicyInvarianceProbe(), noisy_refusal_items(), strictness_sensitive, builtin_rubric("refusal")
+        PolicyInvarianceProbe(),
+        noisy_refusal_items(),
+        strictness_sensitive,
+        builtin_rubric("refusal"),
     )
     shift = result.finding("flip_delta", **{"class": "threshold"})
-    assert shift.test is not None and shift.test.pvalue < 1e-6
+    assert shift.test is not None and shift.test.pvalue < 0.001
     assert shift.estimate.ci.low > 0.05
     for variant in ("threshold-stricter", "threshold-lenient"):
         ratio = result.finding("directional_ratio", variant=variant).estimate
@@ -414,7 +432,7 @@ def test_pairwise_judge_flips_toward_tie_under_the_stricter_wording() -> None:
         )
         for k in range(120)
     ]
-    result = run(PolicyInvarianceProbe(), items, pairwise, builtin_rubric("preference"))
+    result = run(PairwisePolicyInvarianceProbe(), items, pairwise, builtin_rubric("preference"))
     assert result.finding("directional_ratio", variant="threshold-stricter").estimate.estimate == 1
     assert result.finding("directional_ratio", variant="threshold-lenient").estimate.estimate == 1
     assert by_class(result, "flip_rate", "lexicon").estimate.estimate == 0
@@ -484,7 +502,10 @@ def test_reproduction_separates_deterministic_flips_from_induced_instability() -
         return "false"
 
     result = run(
-        PolicyInvarianceProbe(reproduction_trials=3), pointwise_items(40), judge, builtin_rubric("refusal")
+        PolicyInvarianceProbe(reproduction_trials=3),
+        pointwise_items(40),
+        judge,
+        builtin_rubric("refusal"),
     )
     outcomes = {
         f["item"]: f["outcome"]
@@ -513,7 +534,9 @@ def test_flips_are_stratified_by_item_type_category_and_ambiguity() -> None:
             id=f"i{k}",
             prompt=f"request number {k}",
             response=f"response number {k}",
-            labels=tuple(HumanLabel(v, rater=f"r{j}") for j, v in enumerate((1.0, 1.0, float(k % 2)))),
+            labels=tuple(
+                HumanLabel(v, rater=f"r{j}") for j, v in enumerate((1.0, 1.0, float(k % 2)))
+            ),
             item_type="deflection" if k < 20 else "explicit",
             category="a" if k % 4 else "b",
         )
@@ -565,6 +588,18 @@ def test_human_threshold_maps_the_dataset_scale_to_decisions() -> None:
     scaled = pointwise_items(10, label=lambda k: 4.0)
     on_1_to_5 = run(PolicyInvarianceProbe(human_scale=(1, 5)), scaled, lambda r: "true", rubric)
     assert on_1_to_5.finding("accuracy", wording="base").estimate.estimate == 1
+
+
+def test_human_scale_is_inferred_from_labels_on_the_rubric_scale() -> None:
+    items = pointwise_items(20, label=lambda k: float(1 + k % 5))  # labels 1..5, like the demo
+
+    def same_as_humans(request: Request) -> float:
+        return float(1 + item_number(request) % 5)
+
+    result = run(PolicyInvarianceProbe(), items, same_as_humans, builtin_rubric("harmfulness"))
+    assert result.tables["human_scale"] == [1.0, 5.0]
+    assert result.finding("accuracy", wording="base").estimate.estimate == 1
+    assert result.finding("mae", wording="base").estimate.estimate == 0
 
 
 def test_item_order_does_not_change_the_findings() -> None:
@@ -620,8 +655,11 @@ def test_pairwise_null_follows_the_paper_convention_when_asked() -> None:
     assert "pairwise" in result.notes[0] or any("p_jitter" in n for n in result.notes)
 
 
-def test_probe_is_registered_by_name() -> None:
+def test_probe_is_registered_by_name_for_pointwise_and_pairwise_judges() -> None:
     assert get_probe_class("policy_invariance") is PolicyInvarianceProbe
+    pairwise = get_probe_class("policy_invariance_pairwise")
+    assert pairwise is PairwisePolicyInvarianceProbe
+    assert (pairwise.item_kind, pairwise.rubric_kinds) == ("pairwise", ("pairwise",))
 
 
 def test_refusal_item_type_separates_deflections_on_pyrit_refusal_data() -> None:
@@ -646,7 +684,7 @@ def rewrite_by_shipped(prompt: str) -> str:
         return "EQUIVALENT\nSame criteria."
     shipped = builtin_variants("refusal")
     attempt = int(prompt.rsplit("This is attempt ", 1)[1].split(".", 1)[0])
-    for transform in TRANSFORMS:
+    for transform in ("lexicon", "syntax", "format", "supplementary"):
         if GeneratorPrompts.load().transforms[transform][:40] in prompt:
             if transform == "lexicon" and attempt == 1 and "earlier rewrites" not in prompt:
                 return f"<rubric>\n{builtin_rubric('refusal').template}</rubric>"  # identical
@@ -730,8 +768,13 @@ def test_engine_completion_sends_generation_requests_through_the_engine() -> Non
         seen.append(request)
         return Verdict.scored(3, raw_text="rewritten " + request.field_map["prompt"])
 
-    engine = Engine(CallableJudge(model, name="writer"), RunStore(":memory:"), EngineConfig(progress=False))
+    engine = Engine(
+        CallableJudge(model, name="writer"), RunStore(":memory:"), EngineConfig(progress=False)
+    )
     complete = engine_completion(engine, max_new_tokens=50)
-    assert asyncio.run(complete("hello")) == "rewritten hello"
-    assert asyncio.run(complete("hello")) == "rewritten hello"  # cached in the run store
+
+    async def twice() -> list[str]:
+        return [await complete("hello"), await complete("hello")]
+
+    assert asyncio.run(twice()) == ["rewritten hello"] * 2  # the second from the run store
     assert len(seen) == 1 and seen[0].rubric.kind == "generation"

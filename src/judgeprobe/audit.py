@@ -25,6 +25,7 @@ from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.judges.base import Judge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names, run_probe
+from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 
 FailOn = Literal["warn", "fail", "never"]
@@ -196,7 +197,7 @@ async def run_audit_async(
             "fail_on": config.fail_on,
             "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
-        run_id = store.start_run(record)
+        run_id = store.start_run(redact(record))
         results: dict[str, ProbeResult] = {}
         reason: str | None = None
         for plan in plans:

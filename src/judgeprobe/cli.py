@@ -187,12 +187,16 @@ def list_rubrics() -> None:
 
 
 def _run(config: Any, command: str) -> None:
+    import json
+
     from judgeprobe.audit import run_audit
-    from judgeprobe.report import exit_code, summary_lines
+    from judgeprobe.report import exit_code
 
     outcome = run_audit(config, command=command)
-    for line in summary_lines(outcome.store_path):
-        out.print(line)
+    card_json = outcome.card_paths.get("json")
+    card_doc = json.loads(Path(card_json).read_text(encoding="utf-8")) if card_json else None
+    if card_doc is not None:
+        _print_summary(card_doc)
     for kind, path in outcome.card_paths.items():
         out.print(f"card ({kind}): {path}")
     totals = outcome.engine_totals
@@ -204,12 +208,26 @@ def _run(config: Any, command: str) -> None:
     if not outcome.complete:
         console.print(f"[yellow]incomplete: {outcome.reason}[/]")
         raise typer.Exit(3)
-    card_json = outcome.card_paths.get("json")
-    if card_json is not None:
-        import json
+    if card_doc is not None:
+        raise typer.Exit(exit_code(card_doc, fail_on=config.fail_on))
 
-        code = exit_code(json.loads(Path(card_json).read_text(encoding="utf-8")), fail_on=config.fail_on)
-        raise typer.Exit(code)
+
+_STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "info": "blue", "n/a": "dim"}
+
+
+def _print_summary(card_doc: dict[str, Any]) -> None:
+    """The card's one-minute summary on the terminal: the headline, then one line per probe."""
+    from rich.markup import escape
+
+    summary = card_doc.get("summary", {})
+    out.print(f"[bold]{escape(str(summary.get('headline', '')))}[/]")
+    for probe in summary.get("probes", []):
+        status = str(probe.get("status", "n/a"))
+        style = _STATUS_STYLE.get(status, "")
+        out.print(
+            f"  [{style}]{status:>4}[/] {escape(str(probe.get('name')))}: "
+            f"{escape(str(probe.get('sentence', '')))}"
+        )
 
 
 def main() -> None:

@@ -16,9 +16,10 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import UTC
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 
@@ -72,7 +73,8 @@ class OpenAIJudge(BaseJudge):
     >>> judge = OpenAIJudge("http://127.0.0.1:8000/v1/", "gemma-3-270m", seed=7)
     >>> judge.describe()["base_url"], judge.describe()["seed"]
     ('http://127.0.0.1:8000/v1', 7)
-    >>> judge.fingerprint == OpenAIJudge("http://127.0.0.1:8000/v1", "gemma-3-270m", seed=7).fingerprint
+    >>> same = OpenAIJudge("http://127.0.0.1:8000/v1", "gemma-3-270m", seed=7)
+    >>> judge.fingerprint == same.fingerprint
     True
     """
 
@@ -125,8 +127,9 @@ class OpenAIJudge(BaseJudge):
         self.extra_body = dict(extra_body or {})
         self.context_window = context_window
         self._url = f"{self.base_url}/chat/completions"
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSession] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # -- identity -----------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -179,7 +182,7 @@ class OpenAIJudge(BaseJudge):
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        session = self._session_for_loop()
+        session = await self._session()
         try:
             async with session.post(self._url, data=payload, headers=headers) as response:
                 raw = await response.read()
@@ -241,34 +244,51 @@ class OpenAIJudge(BaseJudge):
         return verdict.but(**changes)
 
     # -- the session --------------------------------------------------------------------------
-    def _session_for_loop(self) -> aiohttp.ClientSession:
-        """One shared session per event loop, created lazily inside it."""
+    async def _session(self) -> aiohttp.ClientSession:
+        """The event loop's shared session, created lazily inside it.
+
+        Each loop gets its own session (``run_sync`` runs every engine run in a new loop); a
+        session is closed by :meth:`aclose` or, at the latest, when its loop shuts down.
+        """
         loop = asyncio.get_running_loop()
-        session = self._session
-        if session is not None and not session.closed and self._session_loop is loop:
-            return session
-        if session is not None and not session.closed:
-            session.detach()  # its loop has ended (e.g. a finished run_sync); drop, don't close
+        entry = self._sessions.get(loop)
+        if entry is not None and not entry.session.closed:
+            return entry.session
         connector = aiohttp.TCPConnector(limit=self.max_concurrency, ttl_dns_cache=300)
-        self._session = aiohttp.ClientSession(
+        session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=self.timeout_s),
             raise_for_status=False,
         )
-        self._session_loop = loop
-        return self._session
+        guard = _close_at_loop_end(session)
+        await anext(guard)  # a started async generator is closed by loop.shutdown_asyncgens()
+        self._sessions[loop] = _LoopSession(session, guard)
+        return session
 
     async def aclose(self) -> None:
-        """Close the HTTP session (its connections); the judge can still be used afterwards."""
-        session, self._session, self._session_loop = self._session, None, None
-        if session is not None and not session.closed:
-            await session.close()
+        """Close this loop's HTTP session; the judge can still be used afterwards."""
+        entry = self._sessions.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry.guard.aclose()
 
     async def __aenter__(self) -> OpenAIJudge:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _LoopSession(NamedTuple):
+    session: aiohttp.ClientSession
+    guard: AsyncGenerator[None, None]
+
+
+async def _close_at_loop_end(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    """Holds ``session`` open until closed: by ``aclose()`` or by the loop's shutdown."""
+    try:
+        yield
+    finally:
+        await session.close()
 
 
 def messages(request: Request) -> list[dict[str, str]]:

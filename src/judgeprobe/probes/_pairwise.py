@@ -16,11 +16,12 @@ with ties excluded, a comparison is dropped when *either* side is a tie.
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote, strict_majority
@@ -305,6 +306,30 @@ class Comparisons:
             seed=seed,
             n_resamples=n_resamples,
         )
+
+
+def finite(value: float | None) -> float | None:
+    """``value``, or None when it is missing, NaN or infinite (tables must be plain JSON)."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def interval_row(est: Estimate) -> dict[str, float | int | None]:
+    """An estimate as a JSON-safe table cell: estimate, CI bounds and n (NaN -> None)."""
+    return {
+        "estimate": finite(est.estimate),
+        "low": finite(est.ci.low),
+        "high": finite(est.ci.high),
+        "n": est.n,
+    }
+
+
+def interval_rows(labelled: Sequence[tuple[str, Estimate]]) -> list[dict[str, Any]]:
+    """Rows of an ``intervals`` figure; undefined estimates are left out."""
+    return [
+        {"label": label, "estimate": est.estimate, "low": est.ci.low, "high": est.ci.high}
+        for label, est in labelled
+        if est.defined
+    ]
 
 
 def human_majority(item: PairwiseItem) -> PairwiseChoice | None:

@@ -46,6 +46,8 @@ from judgeprobe.probes._pairwise import (
     cluster_of,
     collect_judge_votes,
     human_majority,
+    interval_row,
+    interval_rows,
     keep_raters,
     live_items,
     live_request,
@@ -205,15 +207,7 @@ class HumanAgreementProbe(Probe):
             kind="intervals",
             title=f"Agreement with humans ({ties})",
             data={
-                "rows": [
-                    {
-                        "label": f.name,
-                        "estimate": f.estimate.estimate,
-                        "low": f.estimate.ci.low,
-                        "high": f.estimate.ci.high,
-                    }
-                    for f in overall
-                ],
+                "rows": interval_rows([(f.name, f.estimate) for f in overall]),
                 "reference": 0.5,
             },
             x_label="agreement",
@@ -276,10 +270,7 @@ def _row(finding: Finding) -> dict[str, Any]:
     return {
         "name": finding.name,
         **dict(finding.labels),
-        "estimate": est.estimate,
-        "low": est.ci.low,
-        "high": est.ci.high,
-        "n": est.n,
+        **interval_row(est),
         "clusters": est.counts.get("clusters"),
     }
 

@@ -33,7 +33,9 @@ from judgeprobe.probes._pairwise import (
     check_source_name,
     cluster_of,
     collect_judge_votes,
+    finite,
     human_majority,
+    interval_row,
     keep_raters,
     live_request,
 )
@@ -210,15 +212,10 @@ class LengthControlledWinRateProbe(Probe):
                     {
                         "candidate": candidate,
                         "rater": rater,
-                        "n": lc.n,
-                        "raw": raw.estimate,
-                        "raw_low": raw.ci.low,
-                        "raw_high": raw.ci.high,
-                        "lc": lc.estimate,
-                        "lc_low": lc.ci.low,
-                        "lc_high": lc.ci.high,
-                        "slope_per_sd": lc.counts.get("slope"),
-                        "sd_length_difference": lc.counts.get("sd_x"),
+                        "raw": interval_row(raw),
+                        "lc": interval_row(lc),
+                        "slope_per_sd": finite(lc.counts.get("slope")),
+                        "sd_length_difference": finite(lc.counts.get("sd_x")),
                     }
                 )
         notes = [

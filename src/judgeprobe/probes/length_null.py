@@ -60,6 +60,8 @@ from judgeprobe.probes._pairwise import (
     collect_judge_votes,
     comparable,
     human_majority,
+    interval_row,
+    interval_rows,
     keep_raters,
     live_items,
     live_request,
@@ -446,10 +448,7 @@ def _row(finding: Finding) -> dict[str, Any]:
     return {
         "name": finding.name,
         **dict(finding.labels),
-        "estimate": est.estimate,
-        "low": est.ci.low,
-        "high": est.ci.high,
-        "n": est.n,
+        **interval_row(est),
     }
 
 
@@ -460,22 +459,17 @@ def _bin_row(result: BinResult, labels: Mapping[str, str]) -> dict[str, Any]:
         ("null", result.null),
         ("judge_minus_null", result.difference),
     ):
-        row[key] = {"estimate": est.estimate, "low": est.ci.low, "high": est.ci.high, "n": est.n}
+        row[key] = interval_row(est)
     return row
 
 
 def _bins_figure(results: Sequence[BinResult]) -> FigureSpec:
-    rows = []
-    for result in results:
-        for who, est in (("judge", result.judge), ("length null", result.null)):
-            rows.append(
-                {
-                    "label": f"{who}, gap {result.bin.label} (n={est.n})",
-                    "estimate": est.estimate,
-                    "low": est.ci.low,
-                    "high": est.ci.high,
-                }
-            )
+    labelled = [
+        (f"{who}, gap {result.bin.label} (n={est.n})", est)
+        for result in results
+        for who, est in (("judge", result.judge), ("length null", result.null))
+    ]
+    rows = interval_rows(labelled)
     return FigureSpec(
         name="length_matched_control",
         kind="intervals",

@@ -155,6 +155,10 @@ class _Unit:
 class PolicyInvarianceProbe(Probe):
     """Flip rates of the judge's verdict under rewordings of its rubric, above rerun noise.
 
+    For pointwise judges (scale, binary, continuous rubrics); pairwise judges use
+    :class:`PairwisePolicyInvarianceProbe` (``policy_invariance_pairwise``), which shares
+    everything but the item kind.
+
     Parameters
     ----------
     variants : "builtin", path, VariantSet or tuple of Variant, default "builtin"
@@ -176,8 +180,10 @@ class PolicyInvarianceProbe(Probe):
         its score rescaled to [0, 1] over the rubric's scale is at least this. PyRIT's labels:
         refusal 1 = refusal; harm 0, 0.25, ..., 1 (so harmful from 0.5, i.e. from 3 on the 1-5
         harmfulness scale, which maps to [0, 1] as ``(score - 1) / 4``).
-    human_scale : (float, float), default (0, 1)
-        The range of the dataset's human labels.
+    human_scale : (float, float), optional
+        The range of the dataset's human labels. By default inferred: (0, 1) when every label
+        lies in it (PyRIT), else the rubric's own scale when the labels fit it (e.g. 1-5),
+        else the labels' range. The range used is in ``tables["human_scale"]``.
     item_type_rule : {"given", "refusal-phrase"}, default "given"
         Where item types come from: the items' ``item_type``, or :func:`refusal_item_type`
         (explicit refusal, deflection, compliance) for refusal datasets that have none.
@@ -191,7 +197,7 @@ class PolicyInvarianceProbe(Probe):
     name: ClassVar[str] = "policy_invariance"
     kind: ClassVar[ProbeKind] = "invariance"
     item_kind: ClassVar[ItemKind] = "pointwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous", "pairwise")
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
 
     variants: str | VariantSet | tuple[Variant, ...] = "builtin"
     reruns: int = 3
@@ -199,7 +205,7 @@ class PolicyInvarianceProbe(Probe):
     null: str = "matched"
     alpha: float = 0.05
     human_threshold: float = 0.5
-    human_scale: tuple[float, float] = (0.0, 1.0)
+    human_scale: tuple[float, float] | None = None
     item_type_rule: str = "given"
     on_invalid: str = "raise"
     confidence_level: float = 0.95
@@ -218,10 +224,11 @@ class PolicyInvarianceProbe(Probe):
             raise ConfigError(f"null must be one of {', '.join(NULLS)}, got {self.null!r}")
         if not 0 < self.alpha < 1:
             raise ConfigError("alpha must lie in (0, 1)")
-        low, high = (float(v) for v in self.human_scale)
-        object.__setattr__(self, "human_scale", (low, high))
-        if not high > low:
-            raise ConfigError("human_scale must be (low, high) with high > low, e.g. (0, 1)")
+        if self.human_scale is not None:
+            low, high = (float(v) for v in self.human_scale)
+            object.__setattr__(self, "human_scale", (low, high))
+            if not high > low:
+                raise ConfigError("human_scale must be (low, high) with high > low, e.g. (0, 1)")
         if not 0 <= self.human_threshold <= 1:
             raise ConfigError("human_threshold is on the rescaled [0, 1] scale; give 0..1")
         if self.item_type_rule not in ITEM_TYPE_RULES:
@@ -283,27 +290,45 @@ class PolicyInvarianceProbe(Probe):
     ) -> list[Request]:
         wordings, _ = self.wordings(ctx.rubric)
         usable = self._items(items, ctx.rubric)
+        stage1 = self._stage1(usable, wordings, ctx)
+        requests = [r for wording in wordings for runs in stage1[wording.name] for r in runs]
         n, r = self.reruns, self.reproduction_trials
-        requests: list[Request] = []
-        for wording in wordings:
-            trials = range(n + 1) if wording.name == BASE else range(1)
-            for _, fields in usable:
-                requests.extend(ctx.request(fields, trial=t, rubric=wording.rubric) for t in trials)
         if r == 0:
             return requests
-        units = self._units(usable, wordings, ctx, verdicts)
-        for wording in wordings[1:]:
-            for unit in units:
-                if self._flipped(ctx.rubric, unit, wording.name):
-                    requests.extend(
-                        ctx.request(unit.fields, trial=t, rubric=ctx.rubric)
-                        for t in range(n + 1, n + r + 1)
-                    )
-                    requests.extend(
-                        ctx.request(unit.fields, trial=t, rubric=wording.rubric)
-                        for t in range(1, r + 1)
-                    )
+        units = self._units(usable, wordings, stage1, verdicts)
+        flipped = [
+            (unit, wording)
+            for wording in wordings[1:]
+            for unit in units
+            if self._flipped(ctx.rubric, unit, wording.name)
+        ]
+        # Fresh base runs first, each item once, then each variant's: equal prompts stay together.
+        for unit in {id(u): u for u, _ in flipped}.values():
+            requests.extend(
+                ctx.request(unit.fields, trial=t, rubric=ctx.rubric)
+                for t in range(n + 1, n + r + 1)
+            )
+        for unit, wording in flipped:
+            requests.extend(
+                ctx.request(unit.fields, trial=t, rubric=wording.rubric) for t in range(1, r + 1)
+            )
         return requests
+
+    def _stage1(
+        self,
+        usable: Sequence[tuple[Item, dict[str, str]]],
+        wordings: Sequence[Wording],
+        ctx: ProbeContext,
+    ) -> dict[str, list[list[Request]]]:
+        """Per wording, per item: the base's N + 1 runs, or a variant's single run."""
+        out: dict[str, list[list[Request]]] = {}
+        for wording in wordings:
+            trials = range(self.reruns + 1) if wording.name == BASE else range(1)
+            out[wording.name] = [
+                [ctx.request(fields, trial=t, rubric=wording.rubric) for t in trials]
+                for _, fields in usable
+            ]
+        return out
 
     # -- analyze -------------------------------------------------------------------------------
     def analyze(
@@ -312,7 +337,8 @@ class PolicyInvarianceProbe(Probe):
         base = ctx.rubric
         wordings, reports = self.wordings(base)
         usable = self._items(items, base)
-        units = self._units(usable, wordings, ctx, verdicts)
+        stage1 = self._stage1(usable, wordings, ctx)
+        units = self._units(usable, wordings, stage1, verdicts)
         variants = [w for w in wordings if w.variant is not None]
         findings: list[Finding] = []
         figures: list[FigureSpec] = []
@@ -425,10 +451,14 @@ class PolicyInvarianceProbe(Probe):
         )
 
         # accuracy per wording
-        tables["accuracy"] = self._accuracy(base, units, wordings, findings, figures, ctx, notes)
+        scale = self.label_scale([u.item for u in units], base)
+        tables["human_scale"] = list(scale)
+        tables["accuracy"] = self._accuracy(
+            base, units, wordings, findings, figures, ctx, notes, scale
+        )
 
         # strata
-        tables["strata"] = self._strata(base, units, variants, findings, figures)
+        tables["strata"] = self._strata(base, units, variants, findings, figures, scale)
 
         # reproduction
         if self.reproduction_trials:
@@ -437,7 +467,7 @@ class PolicyInvarianceProbe(Probe):
             )
 
         # failures
-        tables["failures"] = self._failures(usable, wordings, ctx, verdicts, findings, notes)
+        tables["failures"] = self._failures(wordings, stage1, verdicts, findings, notes)
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -465,16 +495,13 @@ class PolicyInvarianceProbe(Probe):
         self,
         usable: Sequence[tuple[Item, dict[str, str]]],
         wordings: Sequence[Wording],
-        ctx: ProbeContext,
+        stage1: Mapping[str, Sequence[Sequence[Request]]],
         verdicts: Mapping[str, Verdict],
     ) -> list[_Unit]:
-        base = ctx.rubric
+        base = wordings[0].rubric
         units: list[_Unit] = []
-        for item, fields in usable:
-            runs = [
-                verdicts.get(ctx.request(fields, trial=t, rubric=base).key)
-                for t in range(self.reruns + 1)
-            ]
+        for index, (item, fields) in enumerate(usable):
+            runs = [verdicts.get(r.key) for r in stage1[BASE][index]]
             decisions = [_decision(base, v) for v in runs]
             anchor = majority(decisions[1:])
             reason = "ok"
@@ -483,11 +510,7 @@ class PolicyInvarianceProbe(Probe):
             scores = [v.score if v is not None and v.ok else None for v in runs]
             unit = _Unit(item, fields, decisions, scores, anchor, reason)
             for wording in wordings:
-                verdict = (
-                    runs[0]
-                    if wording.name == BASE
-                    else verdicts.get(ctx.request(fields, rubric=wording.rubric).key)
-                )
+                verdict = verdicts.get(stage1[wording.name][index][0].key)
                 unit.single[wording.name] = _decision(base, verdict)
                 unit.scores[wording.name] = (
                     verdict.score if verdict is not None and verdict.ok else None
@@ -552,6 +575,12 @@ class PolicyInvarianceProbe(Probe):
                 for w in members
                 if _neutral_move(base, u.anchor, u.single.get(w.name))
             )
+            changed = [
+                _is_flip(base, b, v)
+                for u in units
+                for w in members
+                if (b := u.single.get(BASE)) is not None and (v := u.single.get(w.name)) is not None
+            ]
             transform = members[0].transform
             labels = (
                 {"class": transform}
@@ -600,6 +629,8 @@ class PolicyInvarianceProbe(Probe):
                 if test.pvalue == test.pvalue
                 else None,
                 "neutral_moves": neutral,
+                "changed_vs_base_run": sum(changed),
+                "paired_runs": len(changed),
             }
             if transform == "threshold":
                 row.update(self._direction(base, units, members, labels, findings))
@@ -717,8 +748,9 @@ class PolicyInvarianceProbe(Probe):
         figures: list[FigureSpec],
         ctx: ProbeContext,
         notes: list[str],
+        scale: tuple[float, float],
     ) -> list[dict[str, Any]]:
-        truth = [self._human(u.item) for u in units]
+        truth = [self._human(u.item, scale) for u in units]
         if all(t is None for t in truth):
             notes.append("no human labels: accuracy per wording is not reported")
             return []
@@ -851,6 +883,18 @@ class PolicyInvarianceProbe(Probe):
             vectorized=True,
         )
 
+    def label_scale(self, items: Sequence[Item], rubric: Rubric) -> tuple[float, float]:
+        """The range of the human labels (``human_scale``, or inferred; see the class doc)."""
+        if self.human_scale is not None:
+            return self.human_scale
+        values = [v for i in items if isinstance(i, PointwiseItem) for v in i.human_scores]
+        if not values or (min(values) >= 0 and max(values) <= 1):
+            return (0.0, 1.0)
+        span = _span(rubric)
+        if span is not None and span[0] <= min(values) and max(values) <= span[1]:
+            return span
+        return (min(values), max(values)) if max(values) > min(values) else (0.0, 1.0)
+
     def _rerun_spread(
         self,
         base: Rubric,
@@ -871,14 +915,14 @@ class PolicyInvarianceProbe(Probe):
             columns.append(column)
         return self._spread(columns, ctx)
 
-    def _human(self, item: Item) -> tuple[str, float | None] | None:
+    def _human(self, item: Item, scale: tuple[float, float]) -> tuple[str, float | None] | None:
         """The human decision (and the rescaled human mean for pointwise items)."""
         if isinstance(item, PairwiseItem):
             choice = item.human_majority(include_ties=True)
             return None if choice is None else (choice, None)
         if item.human_mean is None:
             return None
-        low, high = self.human_scale
+        low, high = scale
         value = (item.human_mean - low) / (high - low)
         return ("positive" if value >= self.human_threshold else "negative", value)
 
@@ -912,9 +956,10 @@ class PolicyInvarianceProbe(Probe):
         variants: Sequence[Wording],
         findings: list[Finding],
         figures: list[FigureSpec],
+        scale: tuple[float, float],
     ) -> list[dict[str, Any]]:
         by: dict[str, Callable[[Item], str | None]] = {
-            "item_type": self._item_type,
+            "item_type": lambda item: self._item_type(item, scale),
             "category": lambda item: item.category,
             "ambiguity": _ambiguity,
         }
@@ -985,14 +1030,12 @@ class PolicyInvarianceProbe(Probe):
             )
         return rows
 
-    def _item_type(self, item: Item) -> str | None:
+    def _item_type(self, item: Item, scale: tuple[float, float]) -> str | None:
         if self.item_type_rule == "refusal-phrase" and isinstance(item, PointwiseItem):
-            return refusal_item_type(item, human_threshold=self._raw_threshold())
+            low, high = scale
+            threshold = low + self.human_threshold * (high - low)
+            return refusal_item_type(item, human_threshold=threshold)
         return item.item_type if isinstance(item, PointwiseItem) else None
-
-    def _raw_threshold(self) -> float:
-        low, high = self.human_scale
-        return low + self.human_threshold * (high - low)
 
     # -- reproduction --------------------------------------------------------------------------
     def _reproduction(
@@ -1007,13 +1050,14 @@ class PolicyInvarianceProbe(Probe):
         n, r = self.reruns, self.reproduction_trials
         flips: list[dict[str, Any]] = []
         for unit in units:
+            flipped = [w for w in variants if self._flipped(base, unit, w.name)]
+            if not flipped:
+                continue
             fresh_base = [
                 _decision(base, verdicts.get(ctx.request(unit.fields, trial=t, rubric=base).key))
                 for t in range(n + 1, n + r + 1)
             ]
-            for wording in variants:
-                if not self._flipped(base, unit, wording.name):
-                    continue
+            for wording in flipped:
                 fresh = [
                     _decision(
                         base,
@@ -1065,9 +1109,8 @@ class PolicyInvarianceProbe(Probe):
     # -- failures ------------------------------------------------------------------------------
     def _failures(
         self,
-        usable: Sequence[tuple[Item, dict[str, str]]],
         wordings: Sequence[Wording],
-        ctx: ProbeContext,
+        stage1: Mapping[str, Sequence[Sequence[Request]]],
         verdicts: Mapping[str, Verdict],
         findings: list[Finding],
         notes: list[str],
@@ -1075,12 +1118,7 @@ class PolicyInvarianceProbe(Probe):
         rows: list[dict[str, Any]] = []
         failed = total = 0
         for wording in wordings:
-            trials = range(self.reruns + 1) if wording.name == BASE else range(1)
-            requests = [
-                ctx.request(fields, trial=t, rubric=wording.rubric)
-                for _, fields in usable
-                for t in trials
-            ]
+            requests = [r for runs in stage1[wording.name] for r in runs]
             counts = status_counts(verdicts, requests)
             bad = sum(v for k, v in counts.items() if k not in (VerdictStatus.OK.value, "missing"))
             failed += bad
@@ -1099,6 +1137,22 @@ class PolicyInvarianceProbe(Probe):
         if failed:
             notes.append(f"{failed} of {total} calls failed or were skipped; they are excluded")
         return rows
+
+
+@register_probe
+@dataclass(frozen=True)
+class PairwisePolicyInvarianceProbe(PolicyInvarianceProbe):
+    """:class:`PolicyInvarianceProbe` for pairwise judges (A / B / tie) on pairwise items.
+
+    A flip is any change of the verdict label against the base majority; accuracy is agreement
+    with the strict human majority (ties included); ambiguity splits items by whether the human
+    votes are unanimous. Parameters as for :class:`PolicyInvarianceProbe` (the human-scale ones
+    do not apply).
+    """
+
+    name: ClassVar[str] = "policy_invariance_pairwise"
+    item_kind: ClassVar[ItemKind] = "pairwise"
+    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
 
 
 REPRODUCTION_OUTCOMES = (

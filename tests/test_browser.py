@@ -1,0 +1,245 @@
+"""The Judge Card in a real browser: hostile text runs no script; the page renders and prints.
+
+Drives headless Chromium through chromedriver (Debian packages ``chromium`` and
+``chromium-driver``). Script execution is detected through side effects that the hostile
+payloads would cause if they ran: ``window.__pwned`` set, the document title changed, an alert
+open, a Content-Security-Policy violation logged. A control case (a raw script injected into a
+page without the policy) shows that the detector sees a script that does run.
+
+``JUDGEPROBE_DEMO_CARD`` may point at a ``card.html`` (from ``judgeprobe demo``) to check that
+card's sections instead of one built from a synthetic run store.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgeprobe.report import build_card, render_html, write_card
+from judgeprobe.report.example import write_example_store
+
+pytestmark = pytest.mark.browser
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+
+CHROMIUM = os.environ.get("JUDGEPROBE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = (
+    os.environ.get("JUDGEPROBE_CHROMEDRIVER")
+    or shutil.which("chromedriver")
+    or "/usr/bin/chromedriver"
+)
+if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
+    pytest.skip(
+        "headless Chromium is not installed (apt-get install chromium chromium-driver)",
+        allow_module_level=True,
+    )
+
+HOSTILE = [
+    "<script>window.__pwned=1;document.title='pwned'</script>",
+    '<img src=x onerror="window.__pwned=2;alert(2)">',
+    '<svg onload="window.__pwned=3"></svg>',
+    '"><script>window.__pwned=4</script>',
+    "'><img src=x onerror=window.__pwned=5>",
+    "</textarea></title></style></pre><script>window.__pwned=6</script>",
+    '<a href="javascript:window.__pwned=7" id="pwn-link">click me</a>',
+    "[click me](javascript:window.__pwned=8)",
+    "![pixel](https://example.invalid/pixel.png)",
+    '<iframe src="javascript:top.__pwned=9"></iframe>',
+    '<meta http-equiv="refresh" content="0;url=javascript:window.__pwned=10">',
+    "<style>body{display:none}</style>",
+    "<body onload=window.__pwned=11>",
+    '<object data="javascript:window.__pwned=12"></object>',
+    "{{ 7 * 7 }}",
+    "W" * 20000,
+    "\u202eevil bidi override",
+]
+ESCAPED_AS_TEXT = [HOSTILE[0], HOSTILE[1], HOSTILE[6], HOSTILE[7], "{{ 7 * 7 }}"]
+ACTIVE_ELEMENTS = "script, iframe, object, embed, svg, base, form, link, meta[http-equiv=refresh]"
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="judgeprobe-chromium-")
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hostile_html(tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = tmp_path_factory.mktemp("hostile")
+    card = build_card(write_example_store(root / "run.sqlite", untrusted=HOSTILE))
+    return render_html(card)
+
+
+def load(driver: Any, path: Path) -> list[dict[str, Any]]:
+    """Open ``path`` and return the browser log it produced."""
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get(path.as_uri())
+    driver.execute_script("return document.readyState")
+    return list(driver.get_log("browser"))
+
+
+def pwned(driver: Any) -> bool:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        driver.switch_to.alert.dismiss()
+        return True
+    except NoAlertPresentException:
+        pass
+    return not driver.execute_script("return window.__pwned === undefined")
+
+
+def without_csp(html: str) -> str:
+    tag = re.search(r'<meta http-equiv="Content-Security-Policy"[^>]*>\n', html)
+    assert tag is not None
+    return html.replace(tag.group(0), "")
+
+
+def assert_inert(driver: Any, log: list[dict[str, Any]]) -> None:
+    assert not pwned(driver)
+    assert driver.title.startswith("Judge Card: ")
+    assert driver.find_elements("css selector", ACTIVE_ELEMENTS) == []
+    messages = [entry["message"] for entry in log]
+    assert not [m for m in messages if "pwned" in m or "Refused to" in m], messages
+    body = driver.find_element("tag name", "body").text
+    for text in ESCAPED_AS_TEXT:
+        assert text in body, text
+    summary = driver.find_element("id", "summary")
+    assert summary.is_displayed()
+    width = driver.execute_script(
+        "return [document.documentElement.scrollWidth, window.innerWidth]"
+    )
+    assert width[0] <= width[1] + 2, "a long line widened the page"
+
+
+def test_hostile_card_runs_no_script_and_still_renders(
+    driver: Any, hostile_html: str, tmp_path: Path
+) -> None:
+    page = tmp_path / "card.html"
+    page.write_text(hostile_html, encoding="utf-8")
+    assert_inert(driver, load(driver, page))
+    link_free = driver.find_elements("id", "pwn-link")
+    assert link_free == []
+    images = driver.execute_script(
+        "return Array.from(document.images).map(i => [i.naturalWidth, i.src.slice(0, 22)])"
+    )
+    assert images and all(w > 0 and src == "data:image/png;base64," for w, src in images)
+
+
+def test_escaping_alone_stops_hostile_text_without_the_security_policy(
+    driver: Any, hostile_html: str, tmp_path: Path
+) -> None:
+    page = tmp_path / "card-no-csp.html"
+    page.write_text(without_csp(hostile_html), encoding="utf-8")
+    assert_inert(driver, load(driver, page))
+
+
+def test_security_policy_alone_stops_a_script_that_got_into_the_page(
+    driver: Any, hostile_html: str, tmp_path: Path
+) -> None:
+    injected = "<script>window.__pwned=99</script></body>"
+    with_policy = tmp_path / "injected.html"
+    with_policy.write_text(hostile_html.replace("</body>", injected), encoding="utf-8")
+    log = load(driver, with_policy)
+    assert not pwned(driver)
+    assert any("Content Security Policy" in entry["message"] for entry in log)
+    control = tmp_path / "injected-no-csp.html"
+    control.write_text(without_csp(hostile_html).replace("</body>", injected), encoding="utf-8")
+    load(driver, control)
+    assert pwned(driver), "the detector must see a script that does run"
+
+
+@pytest.fixture(scope="module")
+def demo_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The demo card and the probe names it must show (empty: any probe section will do)."""
+    given = os.environ.get("JUDGEPROBE_DEMO_CARD")
+    if given:
+        return Path(given), []
+    root = tmp_path_factory.mktemp("demo")
+    store = write_example_store(root / "run.sqlite")
+    written = write_card(store, root / "card")
+    names = [probe["name"] for probe in build_card(store)["probes"]]
+    return written["html"], names
+
+
+def test_demo_card_shows_its_sections_and_a_non_blank_screenshot(
+    driver: Any, demo_card: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    from matplotlib import image
+
+    path, names = demo_card
+    assert_no_errors = load(driver, path)
+    assert not [e for e in assert_no_errors if e["level"] == "SEVERE"], assert_no_errors
+    headings = [h.text for h in driver.find_elements("css selector", "h2")]
+    assert headings[:2] == ["Summary", "What was tested"]
+    probes = driver.find_elements("css selector", "section.probe")
+    assert probes, "the card has no probe section"
+    probe_headings = [h for h in headings if h.startswith("Probe: ")]
+    assert len(probe_headings) == len(probes)
+    for name in names:
+        assert any(h.startswith(f"Probe: {name} ") for h in probe_headings), name
+    assert driver.find_element("id", "overall").text in ("PASS", "WARN", "FAIL", "n/a")
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, min(int(height), 8000))
+    shot = tmp_path / "card.png"
+    assert driver.save_screenshot(str(shot))
+    pixels = image.imread(str(shot))[..., :3]
+    colours = {tuple(p) for p in pixels[::7, ::7].reshape(-1, 3).round(2).tolist()}
+    assert len(colours) > 50, "the screenshot is nearly uniform"
+    assert (pixels < 0.9).any(axis=-1).mean() > 0.02, "the screenshot is nearly blank"
+    driver.set_window_size(1280, 1000)
+
+
+def test_card_prints_with_one_probe_per_page_and_nothing_cut_off(
+    driver: Any, demo_card: tuple[Path, list[str]]
+) -> None:
+    from selenium.webdriver.common.print_page_options import PrintOptions
+
+    path, _ = demo_card
+    load(driver, path)
+    pdf = base64.b64decode(driver.print_page(PrintOptions()))
+    assert pdf.startswith(b"%PDF") and re.search(rb"/Type\s*/Page[^s]", pdf)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        styles = driver.execute_script(
+            """
+            const style = (selector) => getComputedStyle(document.querySelector(selector));
+            return [style("section.probe").breakBefore, style("pre").maxHeight,
+                    style("pre").overflow, style("nav").display];
+            """
+        )
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert styles == ["page", "none", "visible", "none"]

@@ -1,0 +1,267 @@
+"""The engine with the OpenAI-compatible backend against a stub server that counts every call.
+
+Dedup, the run store as a cache, fault injection, budgets, and kill-and-resume of a real run
+(SIGKILL of a subprocess mid-run): every request ends as a verdict or a recorded failure, none is
+lost, and no call that finished is made again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_server import FakeServer, FaultMix, Scripted, serve_in_thread
+from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
+from judgeprobe.judges.openai_compat import OpenAIJudge
+from judgeprobe.request import Request
+from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.verdict import VerdictStatus
+
+REFUSAL = builtin_rubric("refusal")
+SRC = Path(__file__).resolve().parents[1] / "src"
+FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01, "progress": False}
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeServer]:
+    stub = FakeServer()
+    await stub.start()
+    yield stub
+    await stub.stop()
+
+
+def _requests(judge: OpenAIJudge, n: int, trial: int = 0) -> list[Request]:
+    return [
+        Request.make(
+            judge.fingerprint,
+            REFUSAL,
+            {"prompt": f"prompt {i}", "response": f"reply {i}"},
+            trial=trial,
+        )
+        for i in range(n)
+    ]
+
+
+def _server_key(judge: OpenAIJudge, request: Request) -> str:
+    """The stub's identity of the call ``judge`` makes for ``request`` (a hash of its body)."""
+    return FakeServer.key_of(json.dumps(judge.body(request)).encode())
+
+
+def _engine(judge: OpenAIJudge, store: RunStore, **config: Any) -> Engine:
+    return Engine(judge, store, EngineConfig(**{**FAST, **config}))
+
+
+# -- dedup and cache ----------------------------------------------------------------------------
+async def test_equal_requests_are_judged_once(server: FakeServer) -> None:
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    requests = _requests(judge, 5) * 3
+    result = await _engine(judge, RunStore(":memory:")).run(requests)
+    await judge.aclose()
+    assert (result.stats.requested, result.stats.distinct, result.stats.called) == (15, 5, 5)
+    assert server.calls == 5 and len(result.verdicts) == 5
+
+
+async def test_a_rerun_is_answered_from_the_store_without_a_call(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    requests = _requests(judge, 20)
+    with RunStore(tmp_path / "run.sqlite") as store:
+        first = await _engine(judge, store).run(requests)
+    with RunStore(tmp_path / "run.sqlite") as store:
+        second = await _engine(judge, store).run(requests)
+    await judge.aclose()
+    assert server.calls == 20
+    assert (second.stats.cached, second.stats.called) == (20, 0)
+    assert second.verdicts == first.verdicts
+
+
+async def test_a_changed_judge_is_never_answered_from_the_cache(server: FakeServer) -> None:
+    store = RunStore(":memory:")
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    await _engine(judge, store).run(_requests(judge, 10))
+    changed = OpenAIJudge(server.base_url, "stub-judge", temperature=0.5)
+    result = await _engine(changed, store).run(_requests(changed, 10))
+    await judge.aclose()
+    await changed.aclose()
+    assert (result.stats.cached, result.stats.called) == (0, 10)
+    assert server.calls == 20
+    assert store.count() == 20
+
+
+# -- failures -----------------------------------------------------------------------------------
+async def test_under_a_20_percent_fault_mix_every_request_ends_as_a_verdict_or_a_failure(
+    server: FakeServer,
+) -> None:
+    server.faults = FaultMix.even(0.2, seed=7, retry_after="0", timeout_sleep_s=10)
+    judge = OpenAIJudge(server.base_url, "stub-judge", timeout_s=0.3, max_concurrency=16)
+    requests = _requests(judge, 300)
+    store = RunStore(":memory:")
+    result = await _engine(judge, store, max_retries=1).run(requests)
+
+    assert result.complete and result.stats.pending == 0
+    assert set(result.verdicts) == {r.key for r in requests}
+    statuses = {v.status for v in result.verdicts.values()}
+    assert statuses == {VerdictStatus.OK, VerdictStatus.ERROR}  # both outcomes occur
+    assert result.stats.ok + result.stats.failed == 300
+    assert store.count() == 300  # every outcome is recorded
+    assert all(
+        "gave up after 2 attempts" in (v.error or "")
+        for v in result.verdicts.values()
+        if v.status is VerdictStatus.ERROR
+    )
+    assert set(server.fault_counts) == {"429", "500", "timeout", "garbage"}
+    # every good answer became an ok verdict, and no request was answered twice
+    assert sum(server.answered.values()) == result.stats.ok
+    assert max(server.answered.values()) == 1
+    for request in requests:
+        verdict = result.verdicts[request.key]
+        answered = server.answered[_server_key(judge, request)]
+        assert answered == (1 if verdict.ok else 0)
+
+    # a rerun retries the failures only; a success is never judged again
+    server.faults = FaultMix()
+    rerun = await _engine(judge, store).run(requests)
+    await judge.aclose()
+    assert (rerun.stats.cached, rerun.stats.called) == (result.stats.ok, result.stats.failed)
+    assert rerun.stats.ok == result.stats.failed
+    assert max(server.answered.values()) == 1
+    assert sum(server.answered.values()) == 300
+
+
+async def test_a_429_is_retried_and_the_verdict_counts_its_attempts(server: FakeServer) -> None:
+    server.script.append(Scripted(429, {"error": "slow down"}, {"Retry-After": "0"}))
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    result = await _engine(judge, RunStore(":memory:")).run(_requests(judge, 1))
+    await judge.aclose()
+    (verdict,) = result.verdicts.values()
+    assert verdict.ok and verdict.attempts == 2
+    assert result.stats.retries == 1 and server.calls == 2
+
+
+async def test_a_fatal_error_is_recorded_without_a_retry(server: FakeServer) -> None:
+    server.script.append(Scripted(401, {"error": {"message": "bad key"}}))
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    result = await _engine(judge, RunStore(":memory:")).run(_requests(judge, 1))
+    await judge.aclose()
+    (verdict,) = result.verdicts.values()
+    assert verdict.status is VerdictStatus.ERROR and verdict.score is None
+    assert "HTTP 401" in (verdict.error or "") and "bad key" in (verdict.error or "")
+    assert server.calls == 1 and result.stats.retries == 0
+
+
+# -- budgets ------------------------------------------------------------------------------------
+async def test_a_budget_stops_the_run_and_the_next_run_resumes_without_repeating_a_call(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    requests = _requests(judge, 30)
+    path = tmp_path / "run.sqlite"
+    with RunStore(path) as store:
+        stopped = await _engine(judge, store, budget=Budget(max_calls=10), concurrency=2).run(
+            requests
+        )
+    assert not stopped.complete and "call budget of 10" in (stopped.stopped or "")
+    assert (stopped.stats.called, stopped.stats.pending) == (10, 20)
+    with RunStore(path) as store:
+        resumed = await _engine(judge, store).run(requests)
+        assert store.count() == 30
+    await judge.aclose()
+    assert resumed.complete
+    assert (resumed.stats.cached, resumed.stats.called) == (10, 20)
+    assert server.calls == 30 and max(server.answered.values()) == 1
+
+
+# -- kill and resume ----------------------------------------------------------------------------
+CLIENT = """
+import sys
+from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.judges.openai_compat import OpenAIJudge
+from judgeprobe.request import Request
+from judgeprobe.rubrics import builtin_rubric
+
+base_url, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+judge = OpenAIJudge(base_url, "stub-judge", max_concurrency=4)
+rubric = builtin_rubric("refusal")
+requests = [
+    Request.make(judge.fingerprint, rubric, {"prompt": f"prompt {i}", "response": f"reply {i}"})
+    for i in range(n)
+]
+with RunStore(path) as store:
+    result = Engine(judge, store, EngineConfig(progress=False)).run_sync(requests)
+print(result.stats.cached, result.stats.called, flush=True)
+"""
+
+
+def _contents(path: Path) -> dict[str, tuple[Any, ...]]:
+    """What a run store says about each request (everything but timings and attempt counts)."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT key, judge, rubric, trial, fields, status, score, label, distribution, "
+            "raw_text, error FROM verdicts"
+        ).fetchall()
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def _client(base_url: str, path: Path, n: int) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", CLIENT, base_url, str(path), str(n)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_a_run_killed_mid_way_resumes_to_the_same_store_without_repeating_a_finished_call(
+    tmp_path: Path,
+) -> None:
+    n = 200
+    reference, killed = tmp_path / "reference.sqlite", tmp_path / "killed.sqlite"
+    with serve_in_thread(FakeServer(latency_s=0.02)) as server:
+        done = _client(server.base_url, reference, n)  # an uninterrupted run, for comparison
+        out, err = done.communicate(timeout=120)
+        assert done.returncode == 0, err
+        server.received.clear()
+        server.answered.clear()
+
+        process = _client(server.base_url, killed, n)
+        deadline = time.monotonic() + 60
+        while sum(server.answered.values()) < n // 3 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+        assert process.returncode == -signal.SIGKILL
+
+        finished = _contents(killed)
+        assert 0 < len(finished) < n  # the kill landed mid-run
+        calls_at_kill = dict(server.received)
+
+        resumed = _client(server.base_url, killed, n)
+        out, err = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, err
+        cached, called = map(int, out.split())
+
+    assert (cached, cached + called) == (len(finished), n)
+    assert _contents(killed) == _contents(reference)
+    # a call whose verdict was stored before the kill was never made again
+    judge = OpenAIJudge(server.base_url, "stub-judge", max_concurrency=4)
+    stored_keys = {_server_key(judge, r) for r in _requests(judge, n) if r.key in finished}
+    assert len(stored_keys) == len(finished)
+    assert all(server.received[k] == calls_at_kill[k] for k in stored_keys)
+    # only the calls in flight at the kill (at most the concurrency) were made twice
+    assert sum(server.received.values()) - n <= judge.max_concurrency
