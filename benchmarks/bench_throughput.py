@@ -242,43 +242,43 @@ def growth(
     args: argparse.Namespace,
     workdir: Path,
 ) -> list[list[float]]:
-    """CPU ms per call of each of 10 trials into one growing store, for each repetition."""
+    """CPU ms per call of each of the trials into one growing store, for each repetition."""
     concurrency = max(args.concurrency)
-    per_trial: list[list[float]] = []
-    for repetition in range(args.repetitions):
-        with RunStore(workdir / f"growth-{repetition}.sqlite") as store:
-            asyncio.run(judgeprobe_run(base_url, items, 1, concurrency, RunStore(":memory:")))
-            costs = []
-            for trial in range(args.growth_trials):
-                judge_items = items
-                calls, _, cpu = asyncio.run(
-                    _one_trial(base_url, judge_items, trial, concurrency, store)
-                )
-                costs.append(1000 * cpu / calls)
-            per_trial.append(costs)
-    return per_trial
-
-
-async def _one_trial(
-    base_url: str,
-    items: Sequence[PointwiseItem],
-    trial: int,
-    concurrency: int,
-    store: RunStore,
-) -> tuple[int, float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    judge = OpenAIJudge(base_url, MODEL, max_concurrency=concurrency)
-    engine = Engine(judge, store, EngineConfig(concurrency=concurrency, progress=False))
-    rubric = builtin_rubric("refusal")
-    requests = [
-        Request.make(
-            judge.fingerprint, rubric, {"prompt": i.prompt, "response": i.response}, trial=trial
+    return [
+        asyncio.run(
+            _trials(base_url, items, args.growth_trials, concurrency, workdir / f"g{rep}.sqlite")
         )
-        for i in items
+        for rep in range(args.repetitions)
     ]
-    result = await engine.run(requests)
+
+
+async def _trials(
+    base_url: str, items: Sequence[PointwiseItem], trials: int, concurrency: int, path: Path
+) -> list[float]:
+    """Judge ``trials`` trials one after another into the store at ``path``, as one run would."""
+    judge = OpenAIJudge(base_url, MODEL, max_concurrency=concurrency)
+    config = EngineConfig(concurrency=concurrency, progress=False)
+    with RunStore(":memory:") as scratch:  # warm up: connections, imports, caches
+        await Engine(judge, scratch, config).run(requests_for(judge, items, 1))
+    costs = []
+    with RunStore(path) as store:
+        engine = Engine(judge, store, config)
+        rubric = builtin_rubric("refusal")
+        for trial in range(trials):
+            cpu = time.process_time()
+            requests = [
+                Request.make(
+                    judge.fingerprint,
+                    rubric,
+                    {"prompt": i.prompt, "response": i.response},
+                    trial=trial,
+                )
+                for i in items
+            ]
+            result = await engine.run(requests)
+            costs.append(1000 * (time.process_time() - cpu) / result.stats.called)
     await judge.aclose()
-    return result.stats.called, time.perf_counter() - wall, time.process_time() - cpu
+    return costs
 
 
 # -- output -------------------------------------------------------------------------------------

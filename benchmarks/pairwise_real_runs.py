@@ -78,7 +78,7 @@ def pandalm_tables(judge: str) -> str:
         est = result.finding(name, **labels).estimate
         return [label, what, fmt(est), est.n]
 
-    first = [
+    first: list[list[object]] = [
         row(judge, "human majority", agreement, "judge_human_majority_agreement"),
         row(judge, "human majority (kappa)", agreement, "judge_human_majority_kappa"),
         row(judge, "individual human votes", agreement, "judge_human_vote_agreement"),
@@ -108,7 +108,7 @@ def pandalm_tables(judge: str) -> str:
         row("null (chars)", f"{judge}'s own votes", null, "null_judge_agreement", unit="chars"),
         ["chance", "-", "0.5", "-"],
     ]
-    bins = []
+    bins: list[list[object]] = []
     for label in ("<5%", "<10%", "10-30%", ">30%"):
         judge_est = null.finding("bin_judge_agreement", bin=label).estimate
         null_est = null.finding("bin_null_agreement", bin=label).estimate

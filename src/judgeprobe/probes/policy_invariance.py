@@ -725,7 +725,7 @@ class PolicyInvarianceProbe(Probe):
                 ratio,
                 "share of threshold-shift flips that land on the side the shift points to",
                 labels=dict(labels),
-                threshold=DIRECTION_THRESHOLD,
+                threshold=None if "variant" in labels else DIRECTION_THRESHOLD,
                 test=test,
             )
         )

@@ -1,0 +1,146 @@
+"""The OpenAI-compatible backend against a real local server: llama-cpp-python's own server
+(``python -m llama_cpp.server``) serving the embedded Gemma 3 270M model.
+
+The model is tiny and often just repeats its prompt, so these tests check the protocol, not the
+model: real bodies, real logprobs, usage counts, the engine's cache, and error classification.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.errors import FatalJudgeError
+from judgeprobe.judges.openai_compat import OpenAIJudge
+from judgeprobe.request import Request
+from judgeprobe.rubrics import DecisionRule, Rubric, builtin_rubric
+from judgeprobe.verdict import VerdictStatus
+
+pytestmark = pytest.mark.llm
+
+MODEL = "gemma-3-270m"
+SERVER_DEPS = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+# The first generated token is a label both when the model answers and when it echoes the prompt.
+FACT = Rubric(
+    name="fact",
+    kind="binary",
+    template="True or false: {response}",
+    inputs=("response",),
+    labels=("true", "false"),
+    values={"true": 1, "false": 0},
+    decision=DecisionRule(positive="true", negative="false", positive_at=1, negative_at=0),
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A llama-cpp-python server on a free local port; yields its base URL."""
+    missing = [name for name in SERVER_DEPS if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(
+            f"llama-cpp-python's server extra is missing ({', '.join(missing)}); "
+            "install it with: pip install 'llama-cpp-python[server]'"
+        )
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf_path),
+        "--model_alias",
+        MODEL,
+        "--chat_format",
+        "gemma",
+        "--n_ctx",
+        "512",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--verbose",
+        "False",
+    ]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    with log.open("w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 120
+            while not _ready(f"{base_url}/models"):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"llama_cpp.server did not start:\n{log.read_text()[-2000:]}")
+                time.sleep(0.25)
+            yield base_url
+        finally:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def test_a_real_server_gives_label_probabilities_through_logprobs(llama_server: str) -> None:
+    judge = OpenAIJudge(llama_server, MODEL, max_tokens=2, top_logprobs=5, seed=1)
+    verdict = await judge.judge(Request.make(judge.fingerprint, FACT, {"response": "ice is cold"}))
+    await judge.aclose()
+    assert verdict.status is VerdictStatus.OK
+    assert verdict.distribution is not None
+    assert set(verdict.distribution) == {"true", "false"}
+    assert sum(verdict.distribution.values()) == pytest.approx(1.0)
+    assert verdict.label == max(verdict.distribution, key=verdict.distribution.__getitem__)
+    assert verdict.prompt_tokens > 0 and 1 <= verdict.completion_tokens <= 2
+
+
+async def test_a_real_run_is_judged_stored_and_answered_from_the_store_on_rerun(
+    llama_server: str,
+) -> None:
+    judge = OpenAIJudge(llama_server, MODEL, max_tokens=4, logprobs=False, seed=1)
+    rubric = builtin_rubric("refusal")
+    requests = [
+        Request.make(judge.fingerprint, rubric, {"prompt": "Bake bread?", "response": reply})
+        for reply in ("I can't help with that.", "Mix flour, water and yeast; bake.")
+    ]
+    store = RunStore(":memory:")
+    first = await Engine(judge, store, EngineConfig(progress=False)).run(requests)
+    second = await Engine(judge, store, EngineConfig(progress=False)).run(requests)
+    await judge.aclose()
+    assert first.stats.called == 2 and first.complete
+    for verdict in first.verdicts.values():
+        assert verdict.status in (VerdictStatus.OK, VerdictStatus.UNPARSEABLE)  # never an error
+        assert verdict.raw_text and verdict.prompt_tokens > 0
+        assert 1 <= verdict.completion_tokens <= 4
+    assert (second.stats.called, second.stats.cached) == (0, 2)
+    assert second.verdicts == first.verdicts
+
+
+async def test_a_wrong_endpoint_on_a_real_server_is_a_fatal_error(llama_server: str) -> None:
+    judge = OpenAIJudge(f"{llama_server}/missing", MODEL)
+    with pytest.raises(FatalJudgeError, match="HTTP 404"):
+        await judge.judge(Request.make(judge.fingerprint, FACT, {"response": "x"}))
+    await judge.aclose()
