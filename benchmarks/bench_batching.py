@@ -140,12 +140,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tokens-per-batch", type=int, default=8192)
     parser.add_argument("--vocab", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
     parser.add_argument("--skip-pipeline", action="store_true", help="leave the pipeline out")
     args = parser.parse_args(argv)
 
     import torch
     import transformers
 
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     with tempfile.TemporaryDirectory() as tmp:

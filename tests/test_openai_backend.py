@@ -213,6 +213,14 @@ async def test_token_counts_come_from_usage(judge: OpenAIJudge, server: FakeServ
     assert (verdict.prompt_tokens, verdict.completion_tokens) == (11, 2)
 
 
+async def test_a_malformed_usage_counts_no_tokens_but_keeps_the_verdict(
+    judge: OpenAIJudge, server: FakeServer
+) -> None:
+    server.script.append(Scripted(200, {**_completion("false"), "usage": [3, 4]}))
+    verdict = await judge.judge(_request(judge))
+    assert (verdict.label, verdict.prompt_tokens, verdict.completion_tokens) == ("false", 0, 0)
+
+
 async def test_a_truncated_answer_keeps_its_finish_reason(
     judge: OpenAIJudge, server: FakeServer
 ) -> None:
@@ -326,7 +334,14 @@ async def test_a_long_server_message_is_truncated(judge: OpenAIJudge, server: Fa
 
 @pytest.mark.parametrize(
     "body",
-    [b"<html>502 Bad Gateway</html>", b'{"choices": [{"mess', b'{"choices": []}', b'{"id": 1}'],
+    [
+        b"<html>502 Bad Gateway</html>",
+        b'{"choices": [{"mess',
+        b'{"choices": []}',
+        b'{"choices": ["true"]}',
+        b'{"id": 1}',
+        b"[1, 2]",
+    ],
 )
 async def test_a_garbage_body_is_retryable(
     judge: OpenAIJudge, server: FakeServer, body: bytes

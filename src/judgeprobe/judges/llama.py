@@ -14,6 +14,7 @@ token prefix and evaluates only the rest.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import math
 import os
 import threading
@@ -130,6 +131,7 @@ class LlamaJudge(BaseJudge):
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise MissingDependencyError("llama-cpp-python") from exc
+            _silence_llama_cpp()
             self._llm = Llama(
                 str(self.model_path),
                 n_ctx=self.n_ctx,
@@ -290,6 +292,24 @@ class LlamaJudge(BaseJudge):
             with self._lock:
                 self._llm.close()
                 self._llm = None
+
+
+_QUIET_CALLBACK: Any = None
+
+
+def _silence_llama_cpp() -> None:
+    """Route llama.cpp's own log lines (cache notes, load banners) nowhere; errors still raise."""
+    global _QUIET_CALLBACK
+    if _QUIET_CALLBACK is not None:
+        return
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+    def quiet(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        return None
+
+    _QUIET_CALLBACK = quiet  # keep a reference: llama.cpp holds only a raw pointer
+    llama_cpp.llama_log_set(quiet, ctypes.c_void_p(0))
 
 
 def _softmax(logits: np.ndarray[Any, np.dtype[np.float32]]) -> np.ndarray[Any, np.dtype[np.float64]]:

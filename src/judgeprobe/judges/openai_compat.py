@@ -154,7 +154,7 @@ class OpenAIJudge(BaseJudge):
         """A cheap estimate (4 characters per token), only when a context window is set."""
         if self.context_window is None:
             return None
-        return len(_message_text(request)) // 4
+        return sum(len(message["content"]) for message in messages(request)) // 4
 
     # -- the call -----------------------------------------------------------------------------
     def body(self, request: Request) -> dict[str, Any]:
@@ -213,13 +213,17 @@ class OpenAIJudge(BaseJudge):
         try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
+            if not isinstance(data, Mapping) or not isinstance(choice, Mapping):
+                raise TypeError("not a chat completion")
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise RetryableJudgeError(
                 f"{self._url} answered without a chat completion: {_snippet(raw, key)!r}"
             ) from exc
         if not isinstance(text, str):
             raise RetryableJudgeError(f"{self._url} answered with non-text content")
-        usage = data.get("usage") or {}
+        usage = data.get("usage")
+        if not isinstance(usage, Mapping):
+            usage = {}
         prompt_tokens = _int(usage.get("prompt_tokens"))
         completion_tokens = _int(usage.get("completion_tokens"))
         rubric = request.rubric
