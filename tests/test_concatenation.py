@@ -289,7 +289,6 @@ def test_planted_length_effect_is_recovered_by_the_repetition_probe() -> None:
         assert untouched.ci.contains(0.0) and abs(untouched.estimate) < 0.05
 
 
-@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # a constant shift: sd ~ 1e-16
 def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> None:
     """A judge that averages its parts minus 1 per extra part: the shift is -(k - 1)."""
 
@@ -310,6 +309,8 @@ def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> Non
         distance = result.finding("wasserstein_concat_vs_parts", cluster="high", k=str(k))
         assert distance.estimate.estimate == pytest.approx(k - 1)
     assert result.finding("wasserstein_concat_vs_parts", cluster="high", k="4").status == "fail"
+    # Every 4-concatenation falls 3 below its parts, out of the cluster's range [2.4, 3].
+    assert result.finding("range_departure_rate", cluster="high", k="4").estimate.estimate == 1.0
     # The high cluster is safe (reward > 0); falling by 3 at k = 4 makes it unsafe.
     assert result.finding("class_flip_rate", cluster="high", k="4").estimate.estimate > 0.5
 

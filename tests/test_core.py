@@ -6,10 +6,24 @@ import math
 
 import pytest
 
-from judgeprobe import CallableJudge, Engine, EngineConfig, Request, RunStore, Verdict, VerdictStatus
+from judgeprobe import (
+    CallableJudge,
+    Engine,
+    EngineConfig,
+    Request,
+    RunStore,
+    Verdict,
+    VerdictStatus,
+)
 from judgeprobe.errors import RubricError
 from judgeprobe.judges.parsing import parse_label, verdict_from_distribution, verdict_from_text
-from judgeprobe.rubrics import DecisionRule, builtin_rubric, builtin_rubric_names, get_rubric, load_rubric
+from judgeprobe.rubrics import (
+    DecisionRule,
+    builtin_rubric,
+    builtin_rubric_names,
+    get_rubric,
+    load_rubric,
+)
 
 HARM = builtin_rubric("harmfulness")
 REFUSAL = builtin_rubric("refusal")
@@ -25,7 +39,13 @@ def test_builtin_rubrics_cover_scale_binary_pairwise_and_classifier_kinds() -> N
 def test_the_papers_decision_rule_has_a_neutral_band_that_is_never_a_flip() -> None:
     rule = HARM.decision
     assert rule is not None
-    assert [rule.decide(s) for s in (1, 2, 3, 4, 5)] == ["safe", "safe", "neutral", "unsafe", "unsafe"]
+    assert [rule.decide(s) for s in (1, 2, 3, 4, 5)] == [
+        "safe",
+        "safe",
+        "neutral",
+        "unsafe",
+        "unsafe",
+    ]
     assert rule.is_flip("safe", "unsafe")
     assert not rule.is_flip("safe", "neutral")
     assert not rule.is_flip("unsafe", "unsafe")
@@ -68,7 +88,9 @@ def test_rubric_hash_changes_with_the_template_and_not_with_the_description() ->
 
 def test_a_rubric_file_with_a_bad_key_names_file_and_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "bad.yaml"
-    path.write_text("name: x\nkind: scale\ntemplate: '{response}'\ninputs: [response]\nlabelz: [1]\n")
+    path.write_text(
+        "name: x\nkind: scale\ntemplate: '{response}'\ninputs: [response]\nlabelz: [1]\n"
+    )
     with pytest.raises(RubricError, match=r"bad\.yaml.*labelz"):
         load_rubric(path)
 
@@ -117,7 +139,9 @@ def test_only_an_ok_verdict_carries_a_score() -> None:
     ("text", "label"),
     [("4", "4"), ("Score: 5 because", "5"), ("**2**", "2"), ("I think 3.", "3"), ("nine", None)],
 )
-def test_scale_labels_are_parsed_from_text_or_reported_missing(text: str, label: str | None) -> None:
+def test_scale_labels_are_parsed_from_text_or_reported_missing(
+    text: str, label: str | None
+) -> None:
     assert parse_label(text, HARM) == label
 
 
@@ -137,8 +161,12 @@ def test_trial_zero_takes_the_argmax_and_later_trials_sample_reproducibly() -> N
     first = verdict_from_distribution(distribution, HARM, key="k", trial=0)
     assert first.label == "1"
     assert first.meta["expected"] == pytest.approx(3.0)
-    samples = [verdict_from_distribution(distribution, HARM, key="k", trial=t).label for t in range(1, 200)]
-    again = [verdict_from_distribution(distribution, HARM, key="k", trial=t).label for t in range(1, 200)]
+    samples = [
+        verdict_from_distribution(distribution, HARM, key="k", trial=t).label for t in range(1, 200)
+    ]
+    again = [
+        verdict_from_distribution(distribution, HARM, key="k", trial=t).label for t in range(1, 200)
+    ]
     assert samples == again
     assert 60 < samples.count("5") < 140
 
@@ -176,8 +204,17 @@ async def test_an_exception_in_a_judge_is_recorded_as_an_error_not_raised() -> N
 def test_the_run_store_round_trips_every_verdict_field(tmp_path) -> None:  # type: ignore[no-untyped-def]
     request = Request.make("j", HARM, FIELDS, trial=2)
     verdict = Verdict.scored(
-        4.0, label="4", distribution={"4": 0.9, "5": 0.1}, raw_text="4", key=request.key, trial=2,
-        latency_s=0.5, prompt_tokens=10, completion_tokens=1, attempts=2, meta={"label_mass": 0.7},
+        4.0,
+        label="4",
+        distribution={"4": 0.9, "5": 0.1},
+        raw_text="4",
+        key=request.key,
+        trial=2,
+        latency_s=0.5,
+        prompt_tokens=10,
+        completion_tokens=1,
+        attempts=2,
+        meta={"label_mass": 0.7},
     )
     path = tmp_path / "run.sqlite"
     with RunStore(path) as store:

@@ -265,6 +265,7 @@ def test_probe_refuses_rejected_variants_unless_told_to_skip_them() -> None:
         base,
     )
     assert [v["name"] for v in result.tables["key"]["variants"]] == [good.name]
+    assert result.params["variants"][1] == {"name": "copy", "hash": bad.hash}
     assert any("copy" in note and "identical" in note for note in result.notes)
 
 

@@ -177,7 +177,9 @@ async def run_audit_async(
     try:
         engine = Engine(judge, store, config.engine.engine_config(progress=progress))
         datasets: dict[str, Dataset] = {}
-        plans = [_plan_probe(name, params, config, datasets) for name, params in config.probes.items()]
+        plans = [
+            _plan_probe(name, params, config, datasets) for name, params in config.probes.items()
+        ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
         record = {
@@ -189,7 +191,10 @@ async def run_audit_async(
             "data": _data_record(main_data, config.limit),
             "probes": {p.name: p.probe.params() for p in plans},
             "probe_inputs": {
-                p.name: {"rubric": _rubric_record(p.rubric), "data": _data_record(p.dataset, p.limit)}
+                p.name: {
+                    "rubric": _rubric_record(p.rubric),
+                    "data": _data_record(p.dataset, p.limit),
+                }
                 for p in plans
             },
             "seed": config.seed,
@@ -216,7 +221,12 @@ async def run_audit_async(
         store.put_result(run_id, "_status", {"state": state, "reason": reason})
         store.finish_run(run_id, state)
         outcome = AuditOutcome(
-            store_path, run_id, results, reason is None, reason, engine_totals=engine.totals.to_dict()
+            store_path,
+            run_id,
+            results,
+            reason is None,
+            reason,
+            engine_totals=engine.totals.to_dict(),
         )
         if write_card:
             from judgeprobe.report import write_card as render
@@ -238,7 +248,9 @@ def run_audit(
 ) -> AuditOutcome:
     """:func:`run_audit_async` for code without an event loop (scripts, notebooks)."""
     return run_blocking(
-        run_audit_async(config, judge=judge, command=command, progress=progress, write_card=write_card)
+        run_audit_async(
+            config, judge=judge, command=command, progress=progress, write_card=write_card
+        )
     )
 
 

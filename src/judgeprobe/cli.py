@@ -29,10 +29,12 @@ def _command_line() -> str:
 
 @app.command()
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the run store and the card.")] = Path(
-        "judgeprobe-demo"
-    ),
-    fail_on: Annotated[str, typer.Option(help="Exit non-zero at this status: warn, fail or never.")] = "never",
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Folder for the run store and the card.")
+    ] = Path("judgeprobe-demo"),
+    fail_on: Annotated[
+        str, typer.Option(help="Exit non-zero at this status: warn, fail or never.")
+    ] = "never",
 ) -> None:
     """Audit the embedded default judge (Gemma 3 270M, offline) on the shipped demo data.
 
@@ -47,18 +49,35 @@ def demo(
 @app.command()
 def audit(
     config_path: Annotated[
-        Path | None, typer.Argument(help="Audit config YAML (judge, rubric, data, probes, thresholds).")
+        Path | None,
+        typer.Argument(help="Audit config YAML (judge, rubric, data, probes, thresholds)."),
     ] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")] = None,
-    data: Annotated[str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")] = None,
-    rubric: Annotated[str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")] = None,
-    probes: Annotated[str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")] = None,
-    out_dir: Annotated[str | None, typer.Option("--out", help="Output folder (run store + card).")] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
+    ] = None,
+    data: Annotated[
+        str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")
+    ] = None,
+    rubric: Annotated[
+        str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")
+    ] = None,
+    probes: Annotated[
+        str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
+    ] = None,
+    out_dir: Annotated[
+        str | None, typer.Option("--out", help="Output folder (run store + card).")
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Use only the first N items.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for every sampled plan.")] = None,
-    max_calls: Annotated[int | None, typer.Option(help="Stop after this many judge calls (resume later).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Stop after this many tokens (resume later).")] = None,
-    fail_on: Annotated[str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")] = None,
+    max_calls: Annotated[
+        int | None, typer.Option(help="Stop after this many judge calls (resume later).")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Stop after this many tokens (resume later).")
+    ] = None,
+    fail_on: Annotated[
+        str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")
+    ] = None,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
@@ -82,7 +101,9 @@ def audit(
     else:
         if not probes:
             raise typer.BadParameter("give a CONFIG.yaml or --probes")
-        config = parse_config({k: v for k, v in overrides.items() if v is not None}, source="options")
+        config = parse_config(
+            {k: v for k, v in overrides.items() if v is not None}, source="options"
+        )
     if max_calls is not None or max_tokens is not None:
         config.engine.max_calls = max_calls or config.engine.max_calls
         config.engine.max_tokens = max_tokens or config.engine.max_tokens
@@ -92,8 +113,12 @@ def audit(
 @app.command()
 def card(
     store: Annotated[Path, typer.Argument(help="A run store (run.sqlite) written by an audit.")],
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Output folder (default: beside the store).")] = None,
-    fail_on: Annotated[str, typer.Option(help="Exit 1 at this status: warn, fail or never.")] = "never",
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Output folder (default: beside the store).")
+    ] = None,
+    fail_on: Annotated[
+        str, typer.Option(help="Exit 1 at this status: warn, fail or never.")
+    ] = "never",
 ) -> None:
     """Render the Judge Card from a run store, without a single judge call."""
     from judgeprobe.report import exit_code, write_card
@@ -113,11 +138,19 @@ def card(
 
 @app.command()
 def score(
-    judge: Annotated[str, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")] = "llama",
-    rubric: Annotated[str, typer.Option(help="Rubric: a built-in name or a YAML path.")] = "harmfulness",
+    judge: Annotated[
+        str, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
+    ] = "llama",
+    rubric: Annotated[
+        str, typer.Option(help="Rubric: a built-in name or a YAML path.")
+    ] = "harmfulness",
     data: Annotated[str, typer.Option(help="Dataset: a short name or a path.")] = "demo",
-    store: Annotated[Path, typer.Option(help="Run store to cache verdicts in.")] = Path("judgeprobe-score.sqlite"),
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write verdicts to .csv or .jsonl.")] = None,
+    store: Annotated[Path, typer.Option(help="Run store to cache verdicts in.")] = Path(
+        "judgeprobe-score.sqlite"
+    ),
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write verdicts to .csv or .jsonl.")
+    ] = None,
     trials: Annotated[int, typer.Option(min=1, help="Independent reruns per item.")] = 1,
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N items.")] = None,
 ) -> None:
@@ -142,7 +175,9 @@ def score(
             await the_judge.aclose()
 
     result = run_blocking(go())
-    table = Table(title=f"{len(items)} items of {dataset.name} x {trials} trial(s), rubric {the_rubric.name}")
+    table = Table(
+        title=f"{len(items)} items of {dataset.name} x {trials} trial(s), rubric {the_rubric.name}"
+    )
     for column in ("status", "count"):
         table.add_column(column)
     counts: dict[str, int] = {}
@@ -152,7 +187,9 @@ def score(
         table.add_row(status, str(count))
     out.print(table)
     stats = result.stats
-    out.print(f"judge calls: {stats.called}, from the store: {stats.cached}, skipped: {stats.skipped}")
+    out.print(
+        f"judge calls: {stats.called}, from the store: {stats.cached}, skipped: {stats.skipped}"
+    )
     if output is not None:
         out.print(f"verdicts: {result.write(output)}")
     if result.stopped:
@@ -238,7 +275,9 @@ def main() -> None:
         console.print(f"[red]error:[/] {exc}")
         sys.exit(2)
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted; every finished verdict is stored, run again to resume[/]")
+        console.print(
+            "[yellow]interrupted; every finished verdict is stored, run again to resume[/]"
+        )
         sys.exit(130)
 
 

@@ -16,7 +16,7 @@ from judgeprobe.rubrics import Rubric
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One judge call: ``rubric`` rendered with ``fields``, for the ``trial``-th independent rerun."""
+    """One judge call: ``rubric`` rendered with ``fields``, for independent rerun ``trial``."""
 
     judge: str
     rubric: Rubric

@@ -66,7 +66,9 @@ class ScoreResult:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         elif path.suffix == ".csv":
             with path.open("w", encoding="utf-8", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=list(records[0]) if records else ["item_id"])
+                writer = csv.DictWriter(
+                    handle, fieldnames=list(records[0]) if records else ["item_id"]
+                )
                 writer.writeheader()
                 writer.writerows(records)
         else:
@@ -99,7 +101,9 @@ async def score_items(
                 f"rubric {rubric.name!r} needs {missing}, which item {item.id!r} does not have"
             )
         for trial in range(trials):
-            planned.append((item, trial, Request.make(engine.judge.fingerprint, rubric, fields, trial=trial)))
+            planned.append(
+                (item, trial, Request.make(engine.judge.fingerprint, rubric, fields, trial=trial))
+            )
     result = await engine.run([r for _, _, r in planned], description="scoring")
     rows = tuple(
         ScoredRow(item, trial, request, result.verdicts[request.key])

@@ -11,7 +11,9 @@ from judgeprobe.data.tables import load_table
 DemoLabel = Literal["harm", "refusal"]
 
 
-def load_demo(kind: Literal["pointwise", "pairwise"] = "pointwise", *, label: DemoLabel = "harm") -> Dataset:
+def load_demo(
+    kind: Literal["pointwise", "pairwise"] = "pointwise", *, label: DemoLabel = "harm"
+) -> Dataset:
     """The shipped demo data.
 
     ``pointwise``: harmful, benign, refusal and deflection responses to risky and ordinary

@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class CallStats:
-    """What an engine run did. ``distinct`` = ``cached`` + ``called`` + ``skipped`` + ``pending``."""
+    """What an engine run did; ``distinct`` = ``cached + called + skipped + pending``."""
 
     requested: int = 0
     distinct: int = 0
@@ -109,9 +109,7 @@ class Engine:
     1
     """
 
-    def __init__(
-        self, judge: Judge, store: RunStore, config: EngineConfig | None = None
-    ) -> None:
+    def __init__(self, judge: Judge, store: RunStore, config: EngineConfig | None = None) -> None:
         self.judge = judge
         self.store = store
         self.config = config or EngineConfig()
@@ -126,7 +124,9 @@ class Engine:
         store.register_judge(judge.fingerprint, judge.describe())
 
     # -- public -------------------------------------------------------------------------------
-    async def run(self, requests: Iterable[Request], *, description: str = "judging") -> EngineResult:
+    async def run(
+        self, requests: Iterable[Request], *, description: str = "judging"
+    ) -> EngineResult:
         """Judge every request (once per key); return verdicts for all that got one."""
         requested = list(requests)
         distinct = list({r.key: r for r in requested}.values())
@@ -146,7 +146,9 @@ class Engine:
         self.totals.add(stats)
         return EngineResult(verdicts, stats, stopped)
 
-    def run_sync(self, requests: Iterable[Request], *, description: str = "judging") -> EngineResult:
+    def run_sync(
+        self, requests: Iterable[Request], *, description: str = "judging"
+    ) -> EngineResult:
         """:meth:`run` for code without an event loop (scripts, notebooks)."""
         return run_blocking(self.run(requests, description=description))
 
@@ -261,9 +263,13 @@ class Engine:
             else:
                 latency = (time.perf_counter() - started) / len(batch)
                 if len(results) != len(batch):
-                    return self._failed(batch, "backend returned a wrong number of verdicts", attempt)
+                    return self._failed(
+                        batch, "backend returned a wrong number of verdicts", attempt
+                    )
                 return [
-                    v.but(key=r.key, trial=r.trial, latency_s=v.latency_s or latency, attempts=attempt)
+                    v.but(
+                        key=r.key, trial=r.trial, latency_s=v.latency_s or latency, attempts=attempt
+                    )
                     for r, v in zip(batch, results, strict=True)
                 ]
             if attempt > self.config.max_retries:
@@ -281,9 +287,7 @@ class Engine:
 
     @staticmethod
     def _failed(batch: Sequence[Request], error: str, attempts: int) -> list[Verdict]:
-        return [
-            Verdict.failed(error, key=r.key, trial=r.trial, attempts=attempts) for r in batch
-        ]
+        return [Verdict.failed(error, key=r.key, trial=r.trial, attempts=attempts) for r in batch]
 
 
 async def _one(judge: Judge, request: Request) -> list[Verdict]:

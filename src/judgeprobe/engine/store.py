@@ -1,8 +1,8 @@
 """The run store: one SQLite file holding every request, verdict, result and config of an audit.
 
 Written append-only with one transaction per verdict (WAL mode), so a crash loses at most the calls
-in flight; read back by key through the primary-key index, so a lookup costs the same in the 10th run
-as in the first. A report is rendered from this file alone.
+in flight; read back by key through the primary-key index, so a lookup costs the same in the
+10th run as in the first. A report is rendered from this file alone.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Judges: the protocol and its backends (callable, local llama.cpp, classifier, OpenAI-compatible)."""
+"""Judges: the protocol and its backends (callable, llama.cpp, classifier, OpenAI-compatible)."""
 
 from judgeprobe.judges.base import BaseJudge, Judge
 from judgeprobe.judges.callable import CallableJudge

@@ -58,7 +58,7 @@ class Judge(Protocol):
 
 
 class BaseJudge:
-    """Defaults for backends: fingerprint from :meth:`describe`, per-request batching, no-op close."""
+    """Backend defaults: fingerprint from :meth:`describe`, per-request batching, no-op close."""
 
     backend: str = "base"
     max_concurrency: int = 1

@@ -59,9 +59,7 @@ class ProfanityJudge(BaseJudge):
                 )
         texts = [r.render() for r in requests]
         probabilities = await asyncio.to_thread(_predict, texts)
-        return [
-            Verdict.scored(p, raw_text=f"{p:.6f}") for p in probabilities
-        ]
+        return [Verdict.scored(p, raw_text=f"{p:.6f}") for p in probabilities]
 
 
 def _predict(texts: list[str]) -> list[float]:

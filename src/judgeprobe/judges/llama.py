@@ -96,7 +96,9 @@ class LlamaJudge(BaseJudge):
         if not self.model_path.is_file():
             raise ConfigError(f"no GGUF model file at {self.model_path}")
         self.model_name = DEFAULT_MODEL if self._embedded else self.model_path.name
-        self.revision = _default_model_revision() if self._embedded else file_hash(str(self.model_path))
+        self.revision = (
+            _default_model_revision() if self._embedded else file_hash(str(self.model_path))
+        )
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 1
         self.min_label_mass = min_label_mass
@@ -171,7 +173,9 @@ class LlamaJudge(BaseJudge):
             return cached
         with self._lock:
             tokens = list(
-                self.llm.tokenize(self.prompt_text(request).encode("utf-8"), add_bos=True, special=True)
+                self.llm.tokenize(
+                    self.prompt_text(request).encode("utf-8"), add_bos=True, special=True
+                )
             )
         self._token_cache[request.key] = tokens
         if len(self._token_cache) > 4096:
@@ -312,7 +316,9 @@ def _silence_llama_cpp() -> None:
     llama_cpp.llama_log_set(quiet, ctypes.c_void_p(0))
 
 
-def _softmax(logits: np.ndarray[Any, np.dtype[np.float32]]) -> np.ndarray[Any, np.dtype[np.float64]]:
+def _softmax(
+    logits: np.ndarray[Any, np.dtype[np.float32]],
+) -> np.ndarray[Any, np.dtype[np.float64]]:
     shifted = logits.astype(np.float64) - float(np.max(logits))
     weights = np.exp(shifted)
     total = float(weights.sum())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import math
 import os
@@ -213,7 +214,7 @@ class OpenAIJudge(BaseJudge):
         try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
-            if not isinstance(data, Mapping) or not isinstance(choice, Mapping):
+            if not isinstance(data, dict) or not isinstance(choice, dict):
                 raise TypeError("not a chat completion")
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise RetryableJudgeError(
@@ -222,7 +223,7 @@ class OpenAIJudge(BaseJudge):
         if not isinstance(text, str):
             raise RetryableJudgeError(f"{self._url} answered with non-text content")
         usage = data.get("usage")
-        if not isinstance(usage, Mapping):
+        if not isinstance(usage, dict):
             usage = {}
         prompt_tokens = _int(usage.get("prompt_tokens"))
         completion_tokens = _int(usage.get("completion_tokens"))
@@ -330,17 +331,16 @@ def label_distribution(
     """
     if not content:
         return None
-    lookup = _label_lookup(rubric)
+    lookup = _label_lookup(rubric.labels, rubric.kind == "binary")
     for entry in content:
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, dict):
             return None
         chosen = lookup.get(_norm(entry.get("token")))
         if chosen is None:
             continue
         weights: dict[str, float] = {}
-        alternatives = entry.get("top_logprobs") or []
-        for alternative in alternatives:
-            if not isinstance(alternative, Mapping):
+        for alternative in entry.get("top_logprobs") or ():
+            if not isinstance(alternative, dict):
                 continue
             label = lookup.get(_norm(alternative.get("token")))
             probability = _probability(alternative.get("logprob"))
@@ -353,9 +353,11 @@ def label_distribution(
     return None
 
 
-def _label_lookup(rubric: Rubric) -> dict[str, str]:
-    lookup = {label.lower(): label for label in rubric.labels}
-    if rubric.kind == "binary":
+@functools.lru_cache(maxsize=256)
+def _label_lookup(labels: tuple[str, ...], binary: bool) -> dict[str, str]:
+    """Normalised token -> label (read-only; cached per scale)."""
+    lookup = {label.lower(): label for label in labels}
+    if binary:
         for label, synonyms in _SYNONYMS.items():
             if label in lookup:
                 for synonym in synonyms:
@@ -364,18 +366,20 @@ def _label_lookup(rubric: Rubric) -> dict[str, str]:
 
 
 def _norm(token: Any) -> str:
-    return token.strip(_STRIP).lower() if isinstance(token, str) else ""
+    return token.strip(_STRIP).lower() if type(token) is str else ""
 
 
 def _probability(logprob: Any) -> float | None:
-    if not isinstance(logprob, int | float) or math.isnan(logprob):
+    if type(logprob) is not float and type(logprob) is not int:
+        return None
+    if logprob != logprob:  # NaN
         return None
     return math.exp(min(float(logprob), 0.0))
 
 
 def _content_logprobs(choice: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
     logprobs = choice.get("logprobs")
-    if not isinstance(logprobs, Mapping):
+    if not isinstance(logprobs, dict):
         return None
     content = logprobs.get("content")
     return content if isinstance(content, list) else None

@@ -27,7 +27,7 @@ from judgeprobe.judges.base import Judge
 
 
 def build_judge(spec: str, **options: Any) -> Judge:
-    """A judge from its spec string (see the module docstring); ``options`` go to its constructor."""
+    """A judge from its spec (see the module docstring); ``options`` go to its constructor."""
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
     if name in ("llama", "default", "gemma"):

@@ -31,11 +31,13 @@ __all__ = [
     "status_counts",
 ]
 
-from judgeprobe.probes import (  # noqa: F401
+from judgeprobe.probes import (  # noqa: F401  # noqa: F401
+    cluster,
     human_agreement,
     length_control,
     length_null,
+    permutation,
+    policy_invariance,
     position,
+    repetition,
 )
-from judgeprobe.probes import cluster, permutation, repetition  # noqa: F401
-from judgeprobe.probes import policy_invariance  # noqa: F401

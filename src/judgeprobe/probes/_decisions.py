@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.probes.base import ProbeContext, Threshold
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Decision, Rubric
-from judgeprobe.stats import Estimate, bootstrap
+from judgeprobe.stats import Estimate, bootstrap, mean
 from judgeprobe.verdict import Verdict, VerdictStatus
 
 CONCAT_INPUTS = ("prompt", "response")
@@ -208,6 +209,17 @@ def draw_tuples(
         drawn = tuple(int(i) for i in rng.choice(n, size=k, replace=replace))
         seen.setdefault(drawn if ordered else tuple(sorted(drawn)), None)
     return list(seen), replace
+
+
+def mean_shift(values: Sequence[float], confidence_level: float) -> Estimate:
+    """Mean of paired differences with a t interval.
+
+    SciPy warns of precision loss when the differences are all (nearly) equal, which is the
+    expected case for an invariant judge; the interval is then (nearly) a point, and correct.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
+        return mean(values, confidence_level=confidence_level)
 
 
 def with_counts(estimate: Estimate, **counts: float) -> Estimate:

@@ -116,7 +116,7 @@ class FigureSpec:
     - ``scatter``: ``{"series": {name: {"x": [...], "y": [...]}}, "diagonal": bool}``
     - ``counts``: ``{"rows": [row names], "columns": [column names], "values": [[...]]}``
     - ``heatmap``: ``{"names": [...], "values": [[...]]}``
-    - ``intervals``: ``{"rows": [{"label", "estimate", "low", "high"}...], "reference": float|None}``
+    - ``intervals``: ``{"rows": [{"label", "estimate", "low", "high"}...], "reference": x}``
     """
 
     name: str

@@ -40,6 +40,7 @@ from judgeprobe.probes._decisions import (
     distance_threshold,
     draw_tuples,
     is_flip,
+    mean_shift,
     paired_wasserstein,
     pointwise,
     probe_rng,
@@ -57,7 +58,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import mean, proportion
+from judgeprobe.stats import proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle, concatenate
 from judgeprobe.verdict import Verdict, VerdictStatus
 
@@ -171,6 +172,11 @@ class ClusterProbe(Probe):
                         f"cluster {cluster.name!r} has {n} items, fewer than k={k}: parts were "
                         "drawn with replacement, so some concatenations repeat an item"
                     )
+                elif n == k:
+                    out.notes.append(
+                        f"cluster {cluster.name!r} has exactly k={k} items: every concatenation "
+                        "holds all of them, in different orders"
+                    )
                 if len(tuples) < self.per_cluster:
                     out.notes.append(
                         f"cluster {cluster.name!r}, k={k}: only {len(tuples)} distinct "
@@ -246,6 +252,7 @@ class ClusterProbe(Probe):
                     parts = [cluster.members[i] for i in t]
                     verdict = verdicts.get(self.concatenation(ctx, by_id, parts).key)
                     outcome.add(rubric, verdict, [design.base.scores[i] for i in parts])
+                quantile = self.clustering(rubric) == "quantile"
                 labels = {"cluster": cluster.name, "k": str(k)}
                 rows.append(
                     {
@@ -258,6 +265,14 @@ class ClusterProbe(Probe):
                 )
                 series[f"k={k}"] = {"x": outcome.parts_mean, "y": outcome.scores}
                 findings.extend(self._findings(rubric, outcome, labels, span, options))
+                if quantile:
+                    findings.append(_range_finding(cluster, outcome, labels, options))
+                if outcome.statuses["mixed_parts"]:
+                    design.notes.append(
+                        f"cluster {cluster.name!r}, k={k}: {outcome.statuses['mixed_parts']} "
+                        "concatenations mix parts of different decision classes (the cluster "
+                        "spans the rule's threshold); they are left out of the class rates"
+                    )
                 if outcome.statuses["skipped"]:
                     design.notes.append(
                         f"cluster {cluster.name!r}, k={k}: {outcome.statuses['skipped']} "
@@ -324,9 +339,8 @@ class ClusterProbe(Probe):
             ),
             Finding(
                 "mean_concat_minus_parts",
-                mean(
-                    [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)],
-                    confidence_level=level,
+                mean_shift(
+                    [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)], level
                 ),
                 f"Mean of S(concatenation) minus the mean base score of its {k} parts",
                 labels,
@@ -381,6 +395,22 @@ class _Outcome:
             self.expected.append((classes.pop(), decide(rubric, verdict.score)))
         else:
             self.statuses["mixed_parts"] += 1
+
+
+def _range_finding(
+    cluster: Cluster, outcome: _Outcome, labels: Mapping[str, str], options: BootstrapOptions
+) -> Finding:
+    """Share of concatenations scored outside the cluster's base-score range."""
+    outside = sum(not cluster.score_min <= s <= cluster.score_max for s in outcome.scores)
+    estimate = proportion(outside, len(outcome.scores), confidence_level=options.confidence_level)
+    return Finding(
+        "range_departure_rate",
+        with_counts(estimate, range_low=cluster.score_min, range_high=cluster.score_max),
+        f"Share of {labels['k']}-concatenations scored outside the base-score range of cluster "
+        f"{cluster.name!r} ({cluster.rule}; Wilson CI)",
+        labels,
+        DEPARTURE_THRESHOLD,
+    )
 
 
 def _cluster(

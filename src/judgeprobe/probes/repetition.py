@@ -30,6 +30,7 @@ from judgeprobe.probes._decisions import (
     decide,
     distance_threshold,
     is_flip,
+    mean_shift,
     paired_wasserstein,
     pointwise,
     score_span,
@@ -46,7 +47,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import mean, proportion
+from judgeprobe.stats import proportion
 from judgeprobe.transforms.concat import (
     JOIN_STYLES,
     MODE_LABELS,
@@ -267,7 +268,7 @@ class RepetitionProbe(Probe):
             ),
             Finding(
                 "mean_shift",
-                mean([a - b for b, a in pairs], confidence_level=options.confidence_level),
+                mean_shift([a - b for b, a in pairs], options.confidence_level),
                 f"Mean of S({mode}) at l={times} minus the score at l=1 (t interval)",
                 labels,
             ),

@@ -58,7 +58,9 @@ async def run_probe(
                 " run the same command again to resume"
             )
     else:
-        raise RuntimeError(f"probe {probe.name!r} kept planning new requests for {MAX_STAGES} rounds")
+        raise RuntimeError(
+            f"probe {probe.name!r} kept planning new requests for {MAX_STAGES} rounds"
+        )
     outcome = probe.analyze(items, ctx, known)
     usage = status_counts(known, list(planned.values()))
     usage.update(

@@ -46,7 +46,7 @@ def builtin_rubric_names() -> tuple[str, ...]:
 
 
 def builtin_rubric(name: str) -> Rubric:
-    """A built-in rubric by name (``harmfulness``, ``refusal``, ``preference``, ``toxicity``, ...)."""
+    """A built-in rubric by name (``harmfulness``, ``refusal``, ``preference``, ...)."""
     if name not in builtin_rubric_names():
         raise RubricError(
             f"no built-in rubric {name!r}; choose one of {', '.join(builtin_rubric_names())}"

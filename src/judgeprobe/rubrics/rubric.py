@@ -1,4 +1,4 @@
-"""Rubrics: the instructions a judge is prompted with, and the rule that turns a score into a decision.
+"""Rubrics: a judge's instructions, and the rule that turns its score into a decision.
 
 A rubric is data (a YAML file): its template with ``{placeholders}`` for the item's fields, the
 scale of answers the judge may give, and a :class:`DecisionRule` that probes use to count decision

@@ -1,0 +1,228 @@
+"""Real runs of the concatenation probes (repetition, cluster, permutation) on shared data.
+
+Prints Markdown tables (the numbers in ``docs/concatenation.md`` come from here)::
+
+    PYTHONPATH=src python benchmarks/concatenation_real_runs.py --judge profanity --data pyrit
+    PYTHONPATH=src python benchmarks/concatenation_real_runs.py --judge llama --data pyrit \\
+        --n 40 --counts 1 2 4 8 --cluster-ks 2 4 8 --per-cluster 40 --perm-ks 4 8 --n-tuples 30
+
+``--judge llama`` is the local LLM judge (Gemma 3 270M on the CPU) with the built-in
+``harmfulness`` rubric (1-5; {1,2} safe, 3 neutral, {4,5} unsafe); ``--judge profanity`` is
+the alt-profanity-check classifier with the built-in ``toxicity`` rubric (P(profane), toxic at
+0.5 or more). ``--data pyrit`` takes a seeded sample of PyRIT's human-labeled harm items whose
+prompt and response together have at most ``--max-words`` words; ``--data attaq`` takes a seeded
+sample of AttaQ prompts and first answers them with the local model (``max_new_tokens = 100``, as
+the paper did with Mistral-7B), through the engine, so the responses are cached in the store.
+
+All three probes share one engine and one run store: the base score of an item is judged once.
+The last table compares the judge calls the suite made with the distinct requests it planned;
+on a fresh store they are equal. With ``--store`` a rerun resumes and makes no repeated call.
+The data folder is ``../shared/data`` next to the repository, or ``$JUDGEPROBE_DATA``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judgeprobe.data.attaq import load_attaq
+from judgeprobe.data.items import PointwiseItem
+from judgeprobe.data.pyrit import load_pyrit_csv
+from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.generation import generate_responses_sync
+from judgeprobe.judges.base import BaseJudge
+from judgeprobe.probes import Probe, ProbeContext, ProbeResult, run_probe_sync
+from judgeprobe.probes.cluster import ClusterProbe
+from judgeprobe.probes.permutation import PermutationProbe
+from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.stats import Estimate
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("JUDGEPROBE_DATA", ROOT.parent / "shared" / "data"))
+
+
+def fmt(est: Estimate) -> str:
+    if not est.defined:
+        return "n/a"
+    if np.isnan(est.ci.low):
+        return f"{est.estimate:.3f}"
+    return f"{est.estimate:.3f} [{est.ci.low:.3f}, {est.ci.high:.3f}]"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def words(item: PointwiseItem) -> int:
+    return len(item.prompt.split()) + len(item.response.split())
+
+
+def sample(
+    items: Sequence[PointwiseItem], n: int, max_words: int, seed: int
+) -> list[PointwiseItem]:
+    """A seeded sample of ``n`` items with at most ``max_words`` words (prompt + response)."""
+    short = [i for i in items if words(i) <= max_words]
+    rng = np.random.default_rng(seed)
+    chosen = sorted(rng.choice(len(short), size=min(n, len(short)), replace=False))
+    return [short[int(i)] for i in chosen]
+
+
+def make_judge(name: str) -> tuple[BaseJudge, Rubric]:
+    if name == "llama":
+        from judgeprobe.judges.llama import default_judge
+
+        return default_judge(), builtin_rubric("harmfulness")
+    from judgeprobe.judges.classifier import ProfanityJudge
+
+    return ProfanityJudge(), builtin_rubric("toxicity")
+
+
+def load_items(
+    args: argparse.Namespace, store: RunStore
+) -> tuple[list[PointwiseItem], dict[str, Any]]:
+    if args.data == "pyrit":
+        harm = load_pyrit_csv(DATA / "pyrit_scorer_evals" / "harm", on_error="skip")
+        points = [i for i in harm.items if isinstance(i, PointwiseItem)]
+        chosen = sample(points, args.n, args.max_words, args.seed)
+        return chosen, {"source": "PyRIT harm CSVs", "pool": len(points)}
+    attaq = [i for i in load_attaq(DATA / "attaq" / "attaq_dataset.csv").items]
+    prompts = sample(
+        [i for i in attaq if isinstance(i, PointwiseItem)], args.n, args.max_words, args.seed
+    )
+    from judgeprobe.judges.llama import default_judge
+
+    generator = Engine(default_judge(), store, EngineConfig(progress=args.progress))
+    started = time.perf_counter()
+    generated = generate_responses_sync(prompts, generator, max_new_tokens=100)
+    info = {
+        "source": "AttaQ prompts, responses by the local model (max_new_tokens=100)",
+        "pool": len(attaq),
+        "generation": generated.counts,
+        "generation_calls": generated.stats.called,
+        "generation_s": round(time.perf_counter() - started, 1),
+    }
+    return generated.items, info
+
+
+def headline(result: ProbeResult) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for f in result.findings:
+        labels = ", ".join(f"{k}={v}" for k, v in f.labels.items())
+        rows.append([result.probe, f.name, labels, fmt(f.estimate), f.estimate.n, f.status])
+    return rows
+
+
+def distinct_requests(
+    probes: Sequence[Probe], items: Sequence[PointwiseItem], ctx: ProbeContext, store: RunStore
+) -> int:
+    """How many distinct requests the probes plan, with the base verdicts in the store."""
+    keys: set[str] = set()
+    for probe in probes:
+        first = probe.plan(items, ctx, {})
+        base = store.get_many([r.key for r in first])
+        keys.update(r.key for r in probe.plan(items, ctx, base))
+    return len(keys)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", choices=("llama", "profanity"), required=True)
+    parser.add_argument("--data", choices=("pyrit", "attaq"), default="pyrit")
+    parser.add_argument("--n", type=int, default=80, help="items")
+    parser.add_argument("--max-words", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--counts", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--cluster-ks", type=int, nargs="+", default=[2, 4, 8])
+    parser.add_argument("--per-cluster", type=int, default=200)
+    parser.add_argument("--quantile", type=float, default=0.1)
+    parser.add_argument("--perm-ks", type=int, nargs="+", default=[4, 8])
+    parser.add_argument("--n-tuples", type=int, default=200)
+    parser.add_argument("--sample-sizes", type=int, nargs=3, default=[50, 25, 50])
+    parser.add_argument("--levels", choices=("decision", "quantile"), default="decision")
+    parser.add_argument("--store", default=":memory:", help="run store (SQLite) path")
+    parser.add_argument("--out", help="write every probe result as JSON here")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args(argv)
+
+    store = RunStore(args.store)
+    items, info = load_items(args, store)
+    judge, rubric = make_judge(args.judge)
+    engine = Engine(judge, store, EngineConfig(progress=args.progress))
+    probes: list[Probe] = [
+        RepetitionProbe(counts=tuple(args.counts)),
+        ClusterProbe(
+            ks=tuple(args.cluster_ks), per_cluster=args.per_cluster, quantile=args.quantile
+        ),
+        PermutationProbe(
+            ks=tuple(args.perm_ks),
+            n_tuples=args.n_tuples,
+            sample_sizes=(args.sample_sizes[0], args.sample_sizes[1], args.sample_sizes[2]),
+            levels=args.levels,
+        ),
+    ]
+    results: list[ProbeResult] = []
+    timings: dict[str, float] = {}
+    for probe in probes:
+        started = time.perf_counter()
+        results.append(run_probe_sync(probe, items, engine, rubric, seed=args.seed))
+        timings[probe.name] = round(time.perf_counter() - started, 1)
+
+    ctx = ProbeContext(judge.fingerprint, rubric, seed=args.seed)
+    distinct = distinct_requests(probes, items, ctx, store)
+    calls = sum(r.usage["calls"] for r in results)
+    print(f"## {args.judge} judge, rubric {rubric.name!r}, {len(items)} items ({info['source']})\n")
+    print(json.dumps(info))
+    print()
+    rows = [row for r in results for row in headline(r)]
+    print(table(["probe", "finding", "slice", "estimate [95% CI]", "n", "status"], rows))
+    for r in results:
+        print(f"\n### {r.probe}: tables and notes\n")
+        for key in ("base", "clusters", "levels"):
+            if key in r.tables:
+                print(f"- {key}: {json.dumps(r.tables[key])}")
+        if "per_k" in r.tables:
+            for k, t in r.tables["per_k"].items():
+                print(f"- k={k} counts per order: {json.dumps(t['counts'])}")
+        if "variants" in r.tables:
+            skipped = [
+                (v["mode"], v["l"], v["skipped"]) for v in r.tables["variants"] if v["skipped"]
+            ]
+            print(f"- skipped for the context window (mode, l, items): {skipped}")
+        for note in r.notes:
+            print(f"- note: {note}")
+    usage = [
+        [r.probe, r.usage["requests"], r.usage["calls"], r.usage["cached"], timings[r.probe]]
+        for r in results
+    ]
+    print()
+    print(table(["probe", "requests planned", "judge calls", "cached", "seconds"], usage))
+    print(
+        f"\njudge calls (all probes): {calls}; distinct requests: {distinct}; "
+        f"engine total calls: {engine.totals.called}"
+    )
+    if args.out:
+        body = {
+            "args": vars(args),
+            "info": info,
+            "results": [r.to_dict() for r in results],
+            "calls": calls,
+            "distinct": distinct,
+        }
+        Path(args.out).write_text(json.dumps(body, indent=1), encoding="utf-8")
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
