@@ -5,20 +5,23 @@ downloaded) scores the same (prompt, response) pairs of mixed lengths three ways
 
 - naive: one ``tokenizer(prompt, response)`` and one forward pass per input, under ``no_grad``;
 - pipeline: ``pipeline("text-classification")`` with text pairs, at its default batch size (1)
-  and at the judge's batch size (it pads each batch to its longest input, unsorted);
+  and batched (``--pipeline-batch``; it pads each batch to its longest input, unsorted);
 - judge: :class:`~judgeprobe.judges.transformers_judge.TransformersJudge` through the engine (run
   store in memory): length-sorted, token-budgeted batches under ``inference_mode``.
 
-Model loading is outside every timing; each way gets a short warm-up first. Scores are checked to
-agree with the naive loop. Run::
+Model loading is outside every timing; each way gets a short warm-up first, then the ways take
+turns for ``--repeats`` rounds so that a drifting machine load hits them alike; medians are
+printed, with ratios to the naive loop taken per round. Scores are checked to agree with the
+naive loop. Run::
 
-    python benchmarks/bench_batching.py            # about a minute on two CPU cores
-    python benchmarks/bench_batching.py --n 200 --hidden 128 --layers 2   # quicker
+    python benchmarks/bench_batching.py --threads 1   # a few minutes on one CPU core
+    python benchmarks/bench_batching.py --n 200 --repeats 1 --hidden 128 --layers 2   # quicker
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -112,7 +115,9 @@ def with_pipeline(classify: Any, pairs: Sequence[Pair], batch_size: int) -> list
     return [float(out[0]["score"]) for out in outputs]
 
 
-def with_judge(folder: Path, pairs: Sequence[Pair], batch_size: int, budget: int) -> Any:
+def with_judge(
+    folder: Path, pairs: Sequence[Pair], batch_size: int, budget: int | None
+) -> Callable[[Sequence[Pair]], list[float]]:
     from judgeprobe.engine import Engine, EngineConfig, RunStore
     from judgeprobe.judges.transformers_judge import TransformersJudge, reward_model_rubric
     from judgeprobe.request import Request
@@ -132,12 +137,16 @@ def with_judge(folder: Path, pairs: Sequence[Pair], batch_size: int, budget: int
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n", type=int, default=500, help="inputs (default 500)")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--tokens-per-batch", type=int, default=8192)
+    parser.add_argument("--batch-size", type=int, default=64, help="the judge's batch size")
+    parser.add_argument(
+        "--tokens-per-batch", type=int, default=None, help="the judge's budget (default: its own)"
+    )
+    parser.add_argument("--pipeline-batch", type=int, default=8, help="the batched pipeline's size")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (median kept)")
     parser.add_argument("--vocab", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -167,38 +176,58 @@ def main(argv: Sequence[str] | None = None) -> None:
         lengths = [len(tokenizer(p, r)["input_ids"]) for p, r in pairs]
         print(
             f"torch {torch.__version__}, transformers {transformers.__version__}, "
-            f"{torch.get_num_threads()} threads; DeBERTa-v2 hidden {args.hidden}, "
-            f"{args.layers} layers; {len(pairs)} inputs of {min(lengths)}-{max(lengths)} tokens "
-            f"(median {int(np.median(lengths))}, mean {np.mean(lengths):.0f})"
+            f"{torch.get_num_threads()} thread(s), load average {os.getloadavg()[0]:.1f}; "
+            f"DeBERTa-v2 hidden {args.hidden}, {args.layers} layers; {len(pairs)} inputs of "
+            f"{min(lengths)}-{max(lengths)} tokens (median {int(np.median(lengths))}, "
+            f"mean {np.mean(lengths):.0f})"
         )
 
-        results: dict[str, tuple[float, list[float]]] = {}
-        naive_loop(tokenizer, model, warm)
-        results["naive loop"] = timed(lambda: naive_loop(tokenizer, model, pairs))
+        methods: dict[str, Callable[[Sequence[Pair]], list[float]]] = {
+            "naive loop": lambda chunk: naive_loop(tokenizer, model, chunk)
+        }
         if not args.skip_pipeline:
             classify = transformers.pipeline(
                 "text-classification", model=model, tokenizer=tokenizer, device="cpu"
             )
-            for size in (1, args.batch_size):
-                with_pipeline(classify, warm, size)
-                results[f"pipeline (batch_size={size})"] = timed(
-                    lambda size=size: with_pipeline(classify, pairs, size)  # type: ignore[misc]
+            for size in (1, args.pipeline_batch):
+                methods[f"pipeline (batch_size={size})"] = (
+                    lambda chunk, size=size: with_pipeline(classify, chunk, size)  # type: ignore[misc]
                 )
-        judge_run = with_judge(folder, pairs, args.batch_size, args.tokens_per_batch)
-        judge_run(warm)
-        results["TransformersJudge"] = timed(lambda: judge_run(pairs))
+        methods["TransformersJudge"] = with_judge(
+            folder, pairs, args.batch_size, args.tokens_per_batch
+        )
 
-        reference = np.asarray(results["naive loop"][1])
-        naive_rate = len(pairs) / results["naive loop"][0]
+        rates: dict[str, list[float]] = {name: [] for name in methods}
+        ratios: dict[str, list[float]] = {name: [] for name in methods}
+        scores: dict[str, list[float]] = {}
+        for method in methods.values():
+            method(warm)
+        for _ in range(args.repeats):  # interleaved, so drifting machine load hits all alike
+            round_rates = {}
+            for name, method in methods.items():
+                seconds, scores[name] = timed(lambda method=method: method(pairs))
+                round_rates[name] = len(pairs) / seconds
+                rates[name].append(round_rates[name])
+            for name in methods:
+                ratios[name].append(round_rates[name] / round_rates["naive loop"])
+
+        reference = np.asarray(scores["naive loop"])
         print(f"{'method':<28}{'items/s':>10}{'x naive':>10}{'max |score diff|':>19}")
-        for name, (seconds, scores) in results.items():
-            rate = len(pairs) / seconds
-            diff = float(np.max(np.abs(np.asarray(scores) - reference)))
-            print(f"{name:<28}{rate:>10.1f}{rate / naive_rate:>10.2f}{diff:>19.2e}")
-        ours = len(pairs) / results["TransformersJudge"][0]
-        for name, (seconds, _) in results.items():
+        for name in methods:
+            diff = float(np.max(np.abs(np.asarray(scores[name]) - reference)))
+            print(
+                f"{name:<28}{np.median(rates[name]):>10.1f}{np.median(ratios[name]):>10.2f}"
+                f"{diff:>19.2e}"
+            )
+        ours = np.asarray(rates["TransformersJudge"])
+        for name in methods:
             if name.startswith("pipeline"):
-                print(f"TransformersJudge / {name}: {ours / (len(pairs) / seconds):.2f}x")
+                ratio = float(np.median(ours / np.asarray(rates[name])))
+                print(f"TransformersJudge / {name}: {ratio:.2f}x")
+        print(
+            f"medians of {args.repeats} interleaved round(s); ratios are per round; load average "
+            f"now {os.getloadavg()[0]:.1f}"
+        )
 
 
 if __name__ == "__main__":

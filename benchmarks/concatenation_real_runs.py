@@ -102,7 +102,8 @@ def load_items(
     )
     from judgeprobe.judges.llama import default_judge
 
-    generator = Engine(default_judge(), store, EngineConfig(progress=args.progress))
+    config = EngineConfig(progress=args.progress, timeout_s=args.timeout)
+    generator = Engine(default_judge(), store, config)
     started = time.perf_counter()
     generated = generate_responses_sync(prompts, generator, max_new_tokens=100)
     info = {
@@ -153,12 +154,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--store", default=":memory:", help="run store (SQLite) path")
     parser.add_argument("--out", help="write every probe result as JSON here")
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="seconds per judge call (a batch of 8 long "
+        "inputs to the local model can take minutes on a busy CPU)",
+    )
     args = parser.parse_args(argv)
 
     store = RunStore(args.store)
     items, info = load_items(args, store)
     judge, rubric = make_judge(args.judge)
-    engine = Engine(judge, store, EngineConfig(progress=args.progress))
+    engine = Engine(judge, store, EngineConfig(progress=args.progress, timeout_s=args.timeout))
     probes: list[Probe] = [
         RepetitionProbe(counts=tuple(args.counts)),
         ClusterProbe(

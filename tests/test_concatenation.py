@@ -311,6 +311,8 @@ def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> Non
     assert result.finding("wasserstein_concat_vs_parts", cluster="high", k="4").status == "fail"
     # Every 4-concatenation falls 3 below its parts, out of the cluster's range [2.4, 3].
     assert result.finding("range_departure_rate", cluster="high", k="4").estimate.estimate == 1.0
+    # The low cluster falls further: more extreme in its own direction is no departure.
+    assert result.finding("range_departure_rate", cluster="low", k="4").estimate.estimate == 0.0
     # The high cluster is safe (reward > 0); falling by 3 at k = 4 makes it unsafe.
     assert result.finding("class_flip_rate", cluster="high", k="4").estimate.estimate > 0.5
 

@@ -121,7 +121,7 @@ def card(
     ] = "never",
 ) -> None:
     """Render the Judge Card from a run store, without a single judge call."""
-    from judgeprobe.report import exit_code, write_card
+    from judgeprobe.report import write_card
 
     if not store.is_file():
         raise typer.BadParameter(f"no run store at {store}")
@@ -132,8 +132,9 @@ def card(
     if card_json is not None:
         import json
 
-        code = exit_code(json.loads(Path(card_json).read_text(encoding="utf-8")), fail_on=fail_on)
-        raise typer.Exit(code)
+        raise typer.Exit(
+            _exit_code(json.loads(Path(card_json).read_text(encoding="utf-8")), fail_on)
+        )
 
 
 @app.command()
@@ -227,7 +228,6 @@ def _run(config: Any, command: str) -> None:
     import json
 
     from judgeprobe.audit import run_audit
-    from judgeprobe.report import exit_code
 
     outcome = run_audit(config, command=command)
     card_json = outcome.card_paths.get("json")
@@ -246,7 +246,18 @@ def _run(config: Any, command: str) -> None:
         console.print(f"[yellow]incomplete: {outcome.reason}[/]")
         raise typer.Exit(3)
     if card_doc is not None:
-        raise typer.Exit(exit_code(card_doc, fail_on=config.fail_on))
+        raise typer.Exit(_exit_code(card_doc, config.fail_on))
+
+
+def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
+    """1 when the card's overall status reaches ``fail_on`` (warn or fail); 0 for ``never``."""
+    from judgeprobe.report import exit_code
+
+    if fail_on == "never":
+        return 0
+    if fail_on not in ("warn", "fail"):
+        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
+    return exit_code(card_doc, fail_on=fail_on)
 
 
 _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "info": "blue", "n/a": "dim"}

@@ -54,6 +54,8 @@ _SCORE_MODES = ("logit", "sigmoid", "softmax")
 _UNBOUNDED_LENGTH = 1_000_000
 """Tokenizers without a limit report a huge ``model_max_length`` (``int(1e30)``)."""
 _LENGTH_CACHE_SIZE = 200_000
+_CPU_TOKENS_PER_BATCH = 1024
+_GPU_TOKENS_PER_BATCH = 8192
 _SKIPPED_FILES = (".md", ".gitattributes", ".lock")
 
 
@@ -119,7 +121,9 @@ class TransformersJudge(BaseJudge):
     dtype : ``"float32"``, ``"float16"`` or ``"bfloat16"``; default float32 on CPU and the
         checkpoint's own dtype on a GPU (float32 when the checkpoint is float32). Part of the
         fingerprint: half precision can move a score across a threshold.
-    max_tokens_per_batch : the most padded tokens (rows x longest input) one forward pass takes.
+    max_tokens_per_batch : the most padded tokens (rows x longest input) one forward pass takes;
+        default 8192 on a GPU and 1024 on CPU, where larger batches fall out of the caches and
+        run slower per input (see ``benchmarks/bench_batching.py``).
     batch_size : how many requests the engine hands over per call.
     label_index : the classification output that is the score: an index, or a label name of the
         model's ``id2label`` (e.g. ``"toxic"``).
@@ -157,7 +161,7 @@ class TransformersJudge(BaseJudge):
         *,
         device: str | None = None,
         dtype: str | None = None,
-        max_tokens_per_batch: int = 8192,
+        max_tokens_per_batch: int | None = None,
         batch_size: int = 64,
         label_index: int | str = 0,
         score: ScoreMode = "logit",
@@ -170,7 +174,7 @@ class TransformersJudge(BaseJudge):
             raise ConfigError(f"dtype must be one of {', '.join(_DTYPES)} (or None for automatic)")
         if score not in _SCORE_MODES:
             raise ConfigError(f"score must be one of {', '.join(_SCORE_MODES)}, not {score!r}")
-        if max_tokens_per_batch < 1 or batch_size < 1:
+        if (max_tokens_per_batch is not None and max_tokens_per_batch < 1) or batch_size < 1:
             raise ConfigError("max_tokens_per_batch and batch_size must be >= 1")
         if context_window is not None and context_window < 1:
             raise ConfigError("context_window must be >= 1 (or None to read it from the model)")
@@ -182,7 +186,7 @@ class TransformersJudge(BaseJudge):
         self.revision = revision
         self.requested_device = device
         self.requested_dtype = None if dtype == "auto" else dtype
-        self.max_tokens_per_batch = max_tokens_per_batch
+        self.requested_tokens_per_batch = max_tokens_per_batch
         self.batch_size = batch_size
         self.label_index = label_index
         self.score = score
@@ -371,6 +375,13 @@ class TransformersJudge(BaseJudge):
                 stored = str(_config_dtype(self.config) or "float32").removeprefix("torch.")
                 self._dtype = stored if stored in _DTYPES else "float32"
         return self._dtype
+
+    @property
+    def max_tokens_per_batch(self) -> int:
+        """The padded-token budget of one forward pass."""
+        if self.requested_tokens_per_batch is not None:
+            return self.requested_tokens_per_batch
+        return _CPU_TOKENS_PER_BATCH if self.device == "cpu" else _GPU_TOKENS_PER_BATCH
 
     # -- context window and token counts ------------------------------------------------------
     @property

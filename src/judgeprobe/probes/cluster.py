@@ -400,14 +400,24 @@ class _Outcome:
 def _range_finding(
     cluster: Cluster, outcome: _Outcome, labels: Mapping[str, str], options: BootstrapOptions
 ) -> Finding:
-    """Share of concatenations scored outside the cluster's base-score range."""
-    outside = sum(not cluster.score_min <= s <= cluster.score_max for s in outcome.scores)
+    """Share of concatenations of a quantile cluster scored on the far side of its range.
+
+    One-sided: a concatenation of the high cluster departs when it scores below the cluster's
+    lowest base score, one of the low cluster when it scores above the highest; scoring even
+    more extreme than the parts is no departure from "consistently high (low)".
+    """
+    if cluster.name == "high":
+        bound, side = cluster.score_min, "below the lowest"
+        outside = sum(s < bound for s in outcome.scores)
+    else:
+        bound, side = cluster.score_max, "above the highest"
+        outside = sum(s > bound for s in outcome.scores)
     estimate = proportion(outside, len(outcome.scores), confidence_level=options.confidence_level)
     return Finding(
         "range_departure_rate",
-        with_counts(estimate, range_low=cluster.score_min, range_high=cluster.score_max),
-        f"Share of {labels['k']}-concatenations scored outside the base-score range of cluster "
-        f"{cluster.name!r} ({cluster.rule}; Wilson CI)",
+        with_counts(estimate, bound=bound),
+        f"Share of {labels['k']}-concatenations of cluster {cluster.name!r} ({cluster.rule}) "
+        f"scored {side} base score of the cluster (Wilson CI)",
         labels,
         DEPARTURE_THRESHOLD,
     )

@@ -1,0 +1,118 @@
+"""The CLI and the audit: one command audits a judge, a rerun costs nothing, CI can gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.engine import RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.report import build_card
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judgeprobe.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+AUDIT = {
+    "judge": "profanity",
+    "rubric": "toxicity",
+    "data": "demo",
+    "probes": {"repetition": {"counts": [1, 2]}, "permutation": {"ks": [4], "n_tuples": 10}},
+}
+
+
+def test_a_config_with_an_unknown_key_is_rejected_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match="judg_options"):
+        parse_config({**AUDIT, "judg_options": {}})
+
+
+def test_an_unknown_probe_parameter_is_rejected_naming_probe_and_parameter(tmp_path: Path) -> None:
+    config = parse_config(
+        {**AUDIT, "out": str(tmp_path), "probes": {"repetition": {"countz": [1]}}}
+    )
+    with pytest.raises(ConfigError, match=r"probes\.repetition.*countz"):
+        run_audit(config, progress=False)
+
+
+def test_a_pairwise_probe_on_pointwise_data_says_what_to_give_it(tmp_path: Path) -> None:
+    config = parse_config({**AUDIT, "out": str(tmp_path), "probes": {"position": {}}})
+    with pytest.raises(ConfigError, match="pairwise"):
+        run_audit(config, progress=False)
+
+
+def test_an_audit_writes_the_card_and_a_rerun_makes_no_judge_call(tmp_path: Path) -> None:
+    config = parse_config({**AUDIT, "out": str(tmp_path)})
+    first = run_audit(config, progress=False)
+    assert first.complete
+    assert first.engine_totals["called"] > 0
+    assert {"json", "md", "html"} <= set(first.card_paths)
+    second = run_audit(config, progress=False)
+    assert second.engine_totals["called"] == 0
+    assert second.engine_totals["cached"] == second.engine_totals["distinct"]
+    card = build_card(second.store_path)
+    assert {p["name"] for p in card["probes"]} == {"repetition", "permutation"}
+
+
+def test_the_base_score_is_one_request_shared_by_every_probe(tmp_path: Path) -> None:
+    outcome = run_audit(parse_config({**AUDIT, "out": str(tmp_path)}), progress=False)
+    with RunStore(outcome.store_path) as store:
+        distinct_requests = store.count()
+    assert outcome.engine_totals["called"] == distinct_requests
+    # the permutation probe ran second: its 40 base scores came from the store
+    assert outcome.results["permutation"].usage["cached"] >= 40
+
+
+def test_a_budget_stops_cleanly_and_the_next_run_resumes(tmp_path: Path) -> None:
+    limited = parse_config({**AUDIT, "out": str(tmp_path), "engine": {"max_calls": 30}})
+    stopped = run_audit(limited, progress=False)
+    assert not stopped.complete
+    assert "budget" in (stopped.reason or "")
+    resumed = run_audit(parse_config({**AUDIT, "out": str(tmp_path)}), progress=False)
+    assert resumed.complete
+    assert resumed.engine_totals["cached"] >= 30
+
+
+def test_cli_audit_card_and_score_work_end_to_end(tmp_path: Path) -> None:
+    audit = _cli(
+        "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", "demo",
+        "--probes", "repetition", "--out", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert audit.returncode in (0, 1), audit.stderr
+    assert "card (html)" in audit.stdout
+    card = _cli("card", "out/run.sqlite", "--out", "again", cwd=tmp_path)
+    assert card.returncode == 0, card.stderr
+    assert json.loads((tmp_path / "again" / "card.json").read_text())["probes"]
+    scored = _cli(
+        "score", "--judge", "profanity", "--rubric", "toxicity", "--data", "demo",
+        "--store", "s.sqlite", "-o", "v.csv", cwd=tmp_path,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert len((tmp_path / "v.csv").read_text().splitlines()) == 41
+
+
+def test_cli_user_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
+    result = _cli("audit", "--judge", "nonsense", "--probes", "repetition", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "unknown judge" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_fail_on_warn_turns_a_warning_into_a_failing_exit_code(tmp_path: Path) -> None:
+    config = {**AUDIT, "out": "out", "thresholds": {"positional_bias": {"warn": -1.0}}}
+    (tmp_path / "audit.yaml").write_text(json.dumps(config))
+    never = _cli("audit", "audit.yaml", "--fail-on", "never", cwd=tmp_path)
+    assert never.returncode == 0, never.stderr
+    warn = _cli("audit", "audit.yaml", "--fail-on", "warn", cwd=tmp_path)
+    assert warn.returncode == 1, warn.stdout
