@@ -1,7 +1,7 @@
 """A fault-injecting OpenAI-compatible chat-completions stub, for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` after a fixed latency with a deterministic label (picked by
-a hash of the request's messages), with next-token logprobs when asked, and a PyRIT-style JSON
+a hash of the request body), with next-token logprobs when asked, and a PyRIT-style JSON
 object when the request asks for JSON. A seeded fault mix turns a share of calls into a 429 with
 ``Retry-After``, a 500, a timeout (the server sleeps past the client's timeout and never answers)
 or a garbage body; which call fails depends only on the seed, the request's content and how many
@@ -93,7 +93,7 @@ class FakeServer:
     ----------
     latency_s : fixed delay before each answer (the "L" of the throughput benchmark).
     faults : the fault mix.
-    labels : the labels it answers with; a call's label is ``labels[hash(messages) % len]``.
+    labels : the labels it answers with; a call's label is ``labels[hash(body) % len]``.
     confidence : probability of the chosen label in the logprobs (the rest share the remainder).
     """
 

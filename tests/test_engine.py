@@ -100,6 +100,16 @@ async def test_a_changed_judge_is_never_answered_from_the_cache(server: FakeServ
 
 
 # -- failures -----------------------------------------------------------------------------------
+def test_the_fault_mix_is_seeded_and_close_to_its_rates() -> None:
+    mix = FaultMix.even(0.2, seed=7)
+    picks = [mix.pick(f"key-{i}", 0) for i in range(4000)]
+    assert picks == [mix.pick(f"key-{i}", 0) for i in range(4000)]  # reproducible
+    assert picks != [FaultMix.even(0.2, seed=8).pick(f"key-{i}", 0) for i in range(4000)]
+    for fault in ("429", "500", "timeout", "garbage"):
+        assert 0.035 < picks.count(fault) / 4000 < 0.065  # 0.05 each
+    assert 0.77 < picks.count(None) / 4000 < 0.83
+
+
 async def test_under_a_20_percent_fault_mix_every_request_ends_as_a_verdict_or_a_failure(
     server: FakeServer,
 ) -> None:
@@ -242,6 +252,7 @@ def test_a_run_killed_mid_way_resumes_to_the_same_store_without_repeating_a_fini
         process = _client(server.base_url, killed, n)
         deadline = time.monotonic() + 60
         while sum(server.answered.values()) < n // 3 and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()[1]
             time.sleep(0.002)
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=30)

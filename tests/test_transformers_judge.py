@@ -147,6 +147,15 @@ def reference_scores(
     return scores
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    """Tiny models run fastest on one thread, and do not slow down on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("models")
@@ -199,6 +208,22 @@ def test_fingerprint_covers_dtype_and_scoring_but_not_device(models: dict[str, P
     assert TransformersJudge(models["deberta"], dtype="bfloat16").fingerprint != base.fingerprint
     assert TransformersJudge(models["deberta"], score="sigmoid").fingerprint != base.fingerprint
     assert TransformersJudge(models["deberta"], pair_inputs=False).fingerprint != base.fingerprint
+
+
+def test_dtype_is_float32_on_cpu_and_the_checkpoint_dtype_on_gpu(tmp_path: Path) -> None:
+    folder = build_model(tmp_path / "half")
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(folder)
+    model.to(torch.bfloat16).save_pretrained(folder)
+    assert TransformersJudge(folder, device="cpu").dtype == "float32"
+    assert TransformersJudge(folder, device="cuda").dtype == "bfloat16"  # read, not loaded
+    assert TransformersJudge(folder, device="cuda", dtype="float32").dtype == "float32"
+
+
+def test_token_budget_defaults_by_device_and_can_be_set(models: dict[str, Path]) -> None:
+    assert TransformersJudge(models["deberta"], device="cpu").max_tokens_per_batch == 1024
+    assert TransformersJudge(models["deberta"], device="cuda").max_tokens_per_batch == 8192
+    judge = TransformersJudge(models["deberta"], device="cpu", max_tokens_per_batch=300)
+    assert judge.max_tokens_per_batch == 300
 
 
 def test_missing_model_is_a_fatal_judge_error(
