@@ -19,9 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="the transformers extra (torch) is not installed")
+torch = pytest.importorskip(
+    "torch", reason="the transformers extra (torch) is not installed", exc_type=ImportError
+)
 transformers = pytest.importorskip(
-    "transformers", reason="the transformers extra (transformers) is not installed"
+    "transformers",
+    reason="the transformers extra (transformers) is not installed",
+    exc_type=ImportError,
 )
 
 from judgeprobe.data.items import PointwiseItem  # noqa: E402
