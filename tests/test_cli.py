@@ -116,3 +116,13 @@ def test_fail_on_warn_turns_a_warning_into_a_failing_exit_code(tmp_path: Path) -
     assert never.returncode == 0, never.stderr
     warn = _cli("audit", "audit.yaml", "--fail-on", "warn", cwd=tmp_path)
     assert warn.returncode == 1, warn.stdout
+
+
+def test_the_demo_runs_every_registered_probe_on_the_embedded_judge() -> None:
+    from judgeprobe.demo import demo_config
+    from judgeprobe.probes import probe_names
+
+    config = demo_config()
+    assert config.judge == "llama"
+    not_in_demo = {"policy_invariance_pairwise"}  # kept out to stay within a few minutes of CPU
+    assert set(config.probes) == set(probe_names()) - not_in_demo

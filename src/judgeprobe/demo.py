@@ -14,9 +14,10 @@ PAIRWISE = {"rubric": "preference", "data": "demo:pairwise"}
 
 DEMO_PROBES: dict[str, dict[str, Any]] = {
     "repetition": {"counts": [1, 2, 4]},
-    "cluster": {"ks": [2, 4], "per_cluster": 30},
+    "cluster": {"ks": [2, 4], "per_cluster": 20},
     "permutation": {"ks": [4], "n_tuples": 20, "sample_sizes": [10, 5, 10]},
-    "policy_invariance": {},
+    # harm labels are on the rubric's 1-5 scale: harmful (4 or 5) is 0.75 or more of that range
+    "policy_invariance": {"limit": 20, "human_scale": [1, 5], "human_threshold": 0.75},
     "human_agreement": dict(PAIRWISE),
     "position": dict(PAIRWISE),
     "length_null": dict(PAIRWISE),
