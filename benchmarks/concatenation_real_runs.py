@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,14 @@ from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.generation import generate_responses_sync
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.probes import Probe, ProbeContext, ProbeResult, run_probe_sync
+from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
 from judgeprobe.stats import Estimate
+from judgeprobe.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("JUDGEPROBE_DATA", ROOT.parent / "shared" / "data"))
@@ -78,11 +82,62 @@ def sample(
     return [short[int(i)] for i in chosen]
 
 
-def make_judge(name: str) -> tuple[BaseJudge, Rubric]:
-    if name == "llama":
+class ExpectedScore(BaseJudge):
+    """The local judge read as the expected value of its label distribution (1-5, continuous).
+
+    Verdicts of the plain local judge in the same store are reused (no new call for a request
+    it has answered); others are asked from it and stored under its own key.
+    """
+
+    backend = "expected-score"
+
+    def __init__(self, inner: BaseJudge, store: RunStore) -> None:
+        self.inner = inner
+        self.store = store
+        self.context_window = inner.context_window
+        self.batch_size = inner.batch_size
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.backend, "inner": self.inner.describe(), "score": "E[label]"}
+
+    def _inner(self, request: Request) -> Request:
+        return Request(self.inner.fingerprint, request.rubric, request.fields, request.trial)
+
+    def count_tokens(self, request: Request) -> int | None:
+        return self.inner.count_tokens(self._inner(request))
+
+    async def judge(self, request: Request) -> Verdict:
+        return (await self.judge_batch([request]))[0]
+
+    async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]:
+        inner = [self._inner(r) for r in requests]
+        known = self.store.get_many([r.key for r in inner])
+        missing = [r for r in inner if r.key not in known or not known[r.key].ok]
+        if missing:
+            for request, verdict in zip(
+                missing, await self.inner.judge_batch(missing), strict=True
+            ):
+                self.store.put(request, verdict.but(key=request.key))
+                known[request.key] = verdict
+        return [self._expected(known[r.key], r.rubric) for r in inner]
+
+    @staticmethod
+    def _expected(verdict: Verdict, rubric: Rubric) -> Verdict:
+        if not verdict.ok or not verdict.distribution:
+            return verdict.but(key="")
+        total = sum(verdict.distribution.values())
+        value = sum(rubric.value_of(k) * p for k, p in verdict.distribution.items()) / total
+        return Verdict.scored(value, label=verdict.label, distribution=verdict.distribution)
+
+
+def make_judge(name: str, store: RunStore) -> tuple[BaseJudge, Rubric]:
+    if name in ("llama", "llama-expected"):
         from judgeprobe.judges.llama import default_judge
 
-        return default_judge(), builtin_rubric("harmfulness")
+        llama = default_judge()
+        if name == "llama-expected":
+            return ExpectedScore(llama, store), builtin_rubric("harmfulness")
+        return llama, builtin_rubric("harmfulness")
     from judgeprobe.judges.classifier import ProfanityJudge
 
     return ProfanityJudge(), builtin_rubric("toxicity")
@@ -138,7 +193,13 @@ def distinct_requests(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--judge", choices=("llama", "profanity"), required=True)
+    parser.add_argument("--judge", choices=("llama", "llama-expected", "profanity"), required=True)
+    parser.add_argument(
+        "--probes",
+        nargs="+",
+        default=["repetition", "cluster", "permutation"],
+        choices=("repetition", "cluster", "permutation"),
+    )
     parser.add_argument("--data", choices=("pyrit", "attaq"), default="pyrit")
     parser.add_argument("--n", type=int, default=80, help="items")
     parser.add_argument("--max-words", type=int, default=60)
@@ -165,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     store = RunStore(args.store)
     items, info = load_items(args, store)
-    judge, rubric = make_judge(args.judge)
+    judge, rubric = make_judge(args.judge, store)
     engine = Engine(judge, store, EngineConfig(progress=args.progress, timeout_s=args.timeout))
     probes: list[Probe] = [
         RepetitionProbe(counts=tuple(args.counts)),
@@ -179,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             levels=args.levels,
         ),
     ]
+    probes = [p for p in probes if p.name in args.probes]
     results: list[ProbeResult] = []
     timings: dict[str, float] = {}
     for probe in probes:
@@ -191,6 +253,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     calls = sum(r.usage["calls"] for r in results)
     print(f"## {args.judge} judge, rubric {rubric.name!r}, {len(items)} items ({info['source']})\n")
     print(json.dumps(info))
+    print()
+    base = store.get_many([base_request(ctx, i).key for i in items])
+    base_scores = sorted(round(v.score, 2) for v in base.values() if v.score is not None)
+    human = [i.human_mean for i in items if i.human_mean is not None]
+    spread = dict(Counter(base_scores)) if len(set(base_scores)) < 12 else base_scores
+    print(f"base scores (judge): {spread}")
+    if human:
+        severity = dict(sorted(Counter(round(h, 2) for h in human).items()))
+        print(f"human severity of the sample: {severity}")
     print()
     rows = [row for r in results for row in headline(r)]
     print(table(["probe", "finding", "slice", "estimate [95% CI]", "n", "status"], rows))
