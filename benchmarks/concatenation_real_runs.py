@@ -208,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cluster-ks", type=int, nargs="+", default=[2, 4, 8])
     parser.add_argument("--per-cluster", type=int, default=200)
     parser.add_argument("--quantile", type=float, default=0.1)
+    parser.add_argument("--cluster-by", choices=("auto", "class", "quantile"), default="auto")
     parser.add_argument("--perm-ks", type=int, nargs="+", default=[4, 8])
     parser.add_argument("--n-tuples", type=int, default=200)
     parser.add_argument("--sample-sizes", type=int, nargs=3, default=[50, 25, 50])
@@ -231,7 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     probes: list[Probe] = [
         RepetitionProbe(counts=tuple(args.counts)),
         ClusterProbe(
-            ks=tuple(args.cluster_ks), per_cluster=args.per_cluster, quantile=args.quantile
+            ks=tuple(args.cluster_ks),
+            per_cluster=args.per_cluster,
+            quantile=args.quantile,
+            cluster_by=args.cluster_by,
         ),
         PermutationProbe(
             ks=tuple(args.perm_ks),

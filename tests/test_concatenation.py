@@ -28,6 +28,7 @@ from judgeprobe.probes._decisions import (
     BootstrapOptions,
     base_request,
     draw_tuples,
+    paired_mean_pairwise_wasserstein,
     paired_wasserstein,
 )
 from judgeprobe.probes.cluster import ClusterProbe
@@ -178,6 +179,21 @@ def test_paired_wasserstein_equals_scipy_distance_and_is_zero_for_identical_samp
     assert paired_wasserstein(a, b, options).estimate == pytest.approx(wasserstein(a, b).estimate)
     same = paired_wasserstein(a, a, options)
     assert (same.estimate, same.ci.low, same.ci.high) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_distance_intervals_hold_their_estimate_and_never_go_below_zero(seed: int) -> None:
+    # Two noisy readings of the same 12 units: the plug-in distance is biased upwards.
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=12)
+    a, b = truth + rng.normal(0, 0.3, 12), truth + rng.normal(0, 0.3, 12)
+    options = BootstrapOptions(n_resamples=300, seed=seed)
+    for estimate in (
+        paired_wasserstein(list(a), list(b), options),
+        paired_mean_pairwise_wasserstein([list(a), list(b), list(truth)], options),
+    ):
+        assert 0.0 <= estimate.ci.low <= estimate.estimate <= estimate.ci.high
+        assert "basic" in estimate.ci.method
 
 
 # -- shared base requests ----------------------------------------------------------------------

@@ -333,7 +333,7 @@ class ClusterProbe(Probe):
                 "wasserstein_concat_vs_parts",
                 paired_wasserstein(outcome.parts_mean, outcome.scores, options),
                 f"Wasserstein distance between the scores of {k}-concatenations and the mean "
-                "base scores of their parts (paired bootstrap CI)",
+                "base scores of their parts (paired basic bootstrap CI)",
                 labels,
                 distance_limit,
             ),

@@ -479,7 +479,7 @@ class PermutationProbe(Probe):
                 "wasserstein_increasing_decreasing",
                 paired_wasserstein(incr, decr, options),
                 f"Wasserstein distance between the scores of {k}-tuples in increasing and in "
-                "decreasing order (paired bootstrap CI)",
+                "decreasing order (paired basic bootstrap CI)",
                 labels,
                 distance_threshold(span),
             ),
@@ -487,7 +487,7 @@ class PermutationProbe(Probe):
                 "wasserstein_mean_pairwise",
                 paired_mean_pairwise_wasserstein(columns, options),
                 f"Mean Wasserstein distance over every two orders of the {k}-tuples judged in "
-                "all orders (paired bootstrap CI)",
+                "all orders (paired basic bootstrap CI)",
                 labels,
             ),
         ]

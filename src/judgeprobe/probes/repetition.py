@@ -262,7 +262,7 @@ class RepetitionProbe(Probe):
                 "wasserstein_to_l1",
                 paired_wasserstein(before, after, options),
                 f"Wasserstein distance between the score distributions of S({mode}) at l={times} "
-                "and at l=1, over items scored both ways (paired bootstrap CI)",
+                "and at l=1, over items scored both ways (paired basic bootstrap CI)",
                 labels,
                 distance_threshold(span),
             ),
