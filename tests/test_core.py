@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 import pytest
@@ -16,6 +17,7 @@ from judgeprobe import (
     VerdictStatus,
 )
 from judgeprobe.errors import RubricError
+from judgeprobe.judges import BaseJudge
 from judgeprobe.judges.parsing import parse_label, verdict_from_distribution, verdict_from_text
 from judgeprobe.rubrics import (
     DecisionRule,
@@ -222,3 +224,28 @@ def test_the_run_store_round_trips_every_verdict_field(tmp_path) -> None:  # typ
     with RunStore(path) as store:
         assert store.get(request.key) == verdict
         assert store.count() == 1
+
+
+class _SlowJudge(BaseJudge):
+    backend = "slow"
+
+    def __init__(self, in_process: bool) -> None:
+        self.in_process = in_process
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": self.backend, "in_process": self.in_process}
+
+    async def judge(self, request: Request) -> Verdict:
+        await asyncio.sleep(0.3)
+        return Verdict.scored(1.0)
+
+
+@pytest.mark.parametrize(("in_process", "status"), [(False, "error"), (True, "ok")])
+async def test_the_call_timeout_spares_in_process_models_that_a_thread_cannot_stop(
+    in_process: bool, status: str
+) -> None:
+    judge = _SlowJudge(in_process)
+    config = EngineConfig(progress=False, timeout_s=0.05, max_retries=0)
+    request = Request.make(judge.fingerprint, HARM, FIELDS)
+    result = await Engine(judge, RunStore(":memory:"), config).run([request])
+    assert result.verdicts[request.key].status.value == status

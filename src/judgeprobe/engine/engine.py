@@ -250,7 +250,10 @@ class Engine:
                     coroutine: Coroutine[Any, Any, list[Verdict]] = _one(self.judge, batch[0])
                 else:
                     coroutine = self.judge.judge_batch(batch)
-                async with asyncio.timeout(self.config.timeout_s):  # no extra task per call
+                # A thread cannot be cancelled: a timeout on an in-process model would only queue
+                # a second attempt behind the first, so those run to completion.
+                limit = None if getattr(self.judge, "in_process", False) else self.config.timeout_s
+                async with asyncio.timeout(limit):  # no extra task per call
                     results = await coroutine
             except RetryableJudgeError as exc:
                 error, retry_after = f"{type(exc).__name__}: {exc}", exc.retry_after

@@ -45,6 +45,8 @@ class Judge(Protocol):
     """How many requests one :meth:`judge_batch` call takes (1: per-request calls)."""
     context_window: int | None
     """Input tokens the judge can read; None when unknown or unbounded."""
+    in_process: bool
+    """True when calls run a model in this process, where a timeout cannot stop them."""
 
     def count_tokens(self, request: Request) -> int | None:
         """Tokens of the rendered input, or None when the judge cannot tell."""
@@ -64,6 +66,8 @@ class BaseJudge:
     max_concurrency: int = 1
     batch_size: int = 1
     context_window: int | None = None
+    in_process: bool = False
+    """True for models run in this process (in a worker thread): the engine sets them no timeout."""
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.backend}

@@ -35,6 +35,7 @@ class ProfanityJudge(BaseJudge):
 
     backend = "classifier"
     max_concurrency = 1
+    in_process = True
     batch_size = 256
 
     def __init__(self) -> None:

@@ -76,6 +76,7 @@ class LlamaJudge(BaseJudge):
 
     backend = "llama.cpp"
     max_concurrency = 1
+    in_process = True
     batch_size = 8
 
     def __init__(

@@ -154,6 +154,7 @@ class TransformersJudge(BaseJudge):
 
     backend = "transformers"
     max_concurrency = 1
+    in_process = True
 
     def __init__(
         self,
