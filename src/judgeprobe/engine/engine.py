@@ -241,7 +241,8 @@ class Engine:
         while True:
             attempt += 1
             if self._limiter.active:
-                tokens = sum(self.judge.count_tokens(r) or 0 for r in batch)
+                # judges that cannot count tokens are charged about four characters a token
+                tokens = sum(self.judge.count_tokens(r) or len(r.render()) // 4 for r in batch)
                 await self._limiter.acquire(tokens)
             started = time.perf_counter()
             retry_after: float | None = None
