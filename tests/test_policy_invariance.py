@@ -24,7 +24,7 @@ from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem,
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import CallableJudge, verdict_from_distribution
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes import Finding, ProbeContext, ProbeResult, get_probe_class, run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes._policy_nulls import (
     exchangeable_flip_test,
@@ -106,8 +106,15 @@ def variant_name(request: Request) -> str:
     return request.rubric.name.partition("/")[2] or "base"
 
 
-def by_class(result: ProbeResult, name: str, cls: str) -> Any:
-    return result.finding(name, **{"class": cls})
+def by_class(result: ProbeResult, name: str, cls: str) -> Finding:
+    """The class-level finding (per-variant findings carry the class label too)."""
+    found = [
+        f
+        for f in result.findings
+        if f.name == name and f.labels.get("class") == cls and "variant" not in f.labels
+    ]
+    assert len(found) == 1, (name, cls, len(found))
+    return found[0]
 
 
 # -- shipped variant sets -------------------------------------------------------------------
@@ -359,13 +366,13 @@ def test_judge_that_ignores_the_rubric_flips_at_the_null_rate_and_no_class_is_si
     null = result.finding("null_flip_rate").estimate
     assert null.estimate > 0 and result.finding("p_jitter").estimate.estimate > 0
     for cls in TRANSFORMS:
-        delta = result.finding("flip_delta", **{"class": cls})
+        delta = by_class(result, "flip_delta", cls)
         assert delta.test is not None and delta.test.pvalue >= 0.05, cls
         assert delta.estimate.ci.contains(0.0), cls
         rate = by_class(result, "flip_rate", cls).estimate
         assert rate.ci.contains(null.estimate), cls
     assert result.tables["noise"]["null_used"] == "matched"
-    lexicon = result.finding("flip_delta", **{"class": "lexicon"}).test
+    lexicon = by_class(result, "flip_delta", "lexicon").test
     assert lexicon is not None and "matched null" in lexicon.null
 
 
@@ -380,8 +387,9 @@ def test_judge_with_a_greedy_first_trial_that_ignores_the_rubric_has_no_excess_f
     result = run(PolicyInvarianceProbe(), noisy_refusal_items(), greedy, builtin_rubric("refusal"))
     null = result.finding("null_flip_rate").estimate.estimate
     for cls in TRANSFORMS:
+        assert by_class(result, "decision_change_rate", cls).estimate.estimate == 0
         assert by_class(result, "flip_rate", cls).estimate.estimate == pytest.approx(null)
-        test = result.finding("flip_delta", **{"class": cls}).test
+        test = by_class(result, "flip_delta", cls).test
         assert test is not None and not test.pvalue < 0.05
 
 
@@ -402,15 +410,15 @@ def test_planted_strictness_sensitivity_is_detected_in_its_direction() -> None:
         strictness_sensitive,
         builtin_rubric("refusal"),
     )
-    shift = result.finding("flip_delta", **{"class": "threshold"})
+    shift = by_class(result, "flip_delta", "threshold")
     assert shift.test is not None and shift.test.pvalue < 0.001
     assert shift.estimate.ci.low > 0.05
     for variant in ("threshold-stricter", "threshold-lenient"):
         ratio = result.finding("directional_ratio", variant=variant).estimate
         assert ratio.estimate >= 0.95 and ratio.n >= 20
-    assert result.finding("directional_ratio", **{"class": "threshold"}).status == "pass"
+    assert by_class(result, "directional_ratio", "threshold").status == "pass"
     for cls in ("lexicon", "syntax", "format", "supplementary"):
-        test = result.finding("flip_delta", **{"class": cls}).test
+        test = by_class(result, "flip_delta", cls).test
         assert test is not None and test.pvalue >= 0.05, cls
     rows = {r["variant"]: r for r in result.tables["variants"]}
     assert rows["threshold-stricter"]["expected_toward"] == ["refusal"]

@@ -576,11 +576,18 @@ class PolicyInvarianceProbe(Probe):
                 if _neutral_move(base, u.anchor, u.single.get(w.name))
             )
             changed = [
-                _is_flip(base, b, v)
+                (u.item.id, _is_flip(base, b, v))
                 for u in units
                 for w in members
                 if (b := u.single.get(BASE)) is not None and (v := u.single.get(w.name)) is not None
             ]
+            change = clustered_proportion(
+                [c for _, c in changed],
+                [i for i, _ in changed],
+                confidence_level=self.confidence_level,
+                seed=ctx.seed,
+                n_resamples=self.n_resamples,
+            )
             transform = members[0].transform
             labels = (
                 {"class": transform}
@@ -599,6 +606,16 @@ class PolicyInvarianceProbe(Probe):
                     rate,
                     f"share of {'runs' if level == 'class' else 'items'} whose decision under "
                     f"{label!r} is opposite to the base majority",
+                    labels=labels,
+                )
+            )
+            findings.append(
+                Finding(
+                    "decision_change_rate",
+                    change,
+                    f"share of items whose single run under {label!r} is opposite to the base "
+                    "single run (the wording effect itself when trial 0 is deterministic; "
+                    "otherwise compare with p_jitter)",
                     labels=labels,
                 )
             )
@@ -629,7 +646,7 @@ class PolicyInvarianceProbe(Probe):
                 if test.pvalue == test.pvalue
                 else None,
                 "neutral_moves": neutral,
-                "changed_vs_base_run": sum(changed),
+                "changed_vs_base_run": sum(1 for _, c in changed if c),
                 "paired_runs": len(changed),
             }
             if transform == "threshold":
