@@ -30,6 +30,7 @@ from judgeprobe.probes.base import ProbeContext, Threshold
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Decision, Rubric
 from judgeprobe.stats import Estimate, bootstrap, mean
+from judgeprobe.transforms.concat import Join, concatenate
 from judgeprobe.verdict import Verdict, VerdictStatus
 
 CONCAT_INPUTS = ("prompt", "response")
@@ -69,6 +70,13 @@ def base_request(ctx: ProbeContext, item: PointwiseItem) -> Request:
     it once. Transformed items (repetitions, concatenations) are requested the same way.
     """
     return ctx.request(item_fields(item))
+
+
+def concatenation_request(
+    ctx: ProbeContext, by_id: Mapping[str, PointwiseItem], parts: Sequence[str], join: Join
+) -> Request:
+    """The request for the items ``parts`` (ids), concatenated in that order with ``join``."""
+    return base_request(ctx, concatenate([by_id[i] for i in parts], join=join))
 
 
 def pointwise(items: Sequence[Item]) -> list[PointwiseItem]:

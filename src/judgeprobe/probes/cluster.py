@@ -36,6 +36,7 @@ from judgeprobe.probes._decisions import (
     base_request,
     base_scores,
     check_rubric,
+    concatenation_request,
     decide,
     distance_threshold,
     draw_tuples,
@@ -59,7 +60,7 @@ from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import proportion
-from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle, concatenate
+from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 from judgeprobe.verdict import Verdict, VerdictStatus
 
 ClusterBy = Literal["auto", "class", "quantile"]
@@ -207,8 +208,7 @@ class ClusterProbe(Probe):
     def concatenation(
         self, ctx: ProbeContext, by_id: Mapping[str, PointwiseItem], parts: Sequence[str]
     ) -> Request:
-        item = concatenate([by_id[i] for i in parts], join=Join(self.join, self.separator))
-        return base_request(ctx, item)
+        return concatenation_request(ctx, by_id, parts, Join(self.join, self.separator))
 
     # -- plan ---------------------------------------------------------------------------------
     def plan(

@@ -35,6 +35,7 @@ from judgeprobe.probes._decisions import (
     base_request,
     base_scores,
     check_rubric,
+    concatenation_request,
     decide,
     distance_threshold,
     draw_tuples,
@@ -64,7 +65,6 @@ from judgeprobe.transforms.concat import (
     JOIN_STYLES,
     Join,
     JoinStyle,
-    concatenate,
     permute,
     score_orders,
 )
@@ -224,8 +224,7 @@ class PermutationProbe(Probe):
     def request(
         self, ctx: ProbeContext, by_id: Mapping[str, PointwiseItem], parts: Sequence[str]
     ) -> Request:
-        item = concatenate([by_id[i] for i in parts], join=Join(self.join, self.separator))
-        return base_request(ctx, item)
+        return concatenation_request(ctx, by_id, parts, Join(self.join, self.separator))
 
     # -- plan ---------------------------------------------------------------------------------
     def plan(
