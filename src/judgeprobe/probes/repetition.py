@@ -199,7 +199,7 @@ class RepetitionProbe(Probe):
                     title=f"Scores S({label}) by repetition count l",
                     data={"series": series},
                     x_label="score",
-                    y_label="items",
+                    y_label="share of items",
                 )
             )
             if skipped:
