@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.data import load_dataset
 from judgeprobe.data.dataset import Dataset
 from judgeprobe.data.items import Item, PairwiseItem
@@ -121,12 +121,7 @@ class AuditConfig(BaseModel):
 def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
     """Read an audit config from YAML; errors name the file and the bad key."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    data = read_yaml(path, what="config", error=ConfigError) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: an audit config must be a mapping of keys to values")
     data.update({k: v for k, v in overrides.items() if v is not None})
@@ -138,11 +133,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditCon
     try:
         return AuditConfig.model_validate(dict(data))
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"]) or "config"
-            problems.append(f"{where}: {error['msg']}")
-        raise ConfigError(f"{source}: " + "; ".join(problems)) from exc
+        raise ConfigError(f"{source}: {explain_validation(exc, root='config')}") from exc
 
 
 @dataclass

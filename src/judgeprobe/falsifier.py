@@ -31,10 +31,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgeprobe._hashing import content_hash
+from judgeprobe._yaml_files import explain_validation, parse_yaml, read_yaml
 from judgeprobe.errors import ConfigError
 from judgeprobe.stats.result import Estimate
 
@@ -169,26 +169,18 @@ class FalsifierVerdict:
 
 def parse_falsifier(text: str, *, source: str = "falsifier") -> Falsifier:
     """A :class:`Falsifier` from YAML text; errors name the bad key."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
+    return _falsifier(parse_yaml(text, source=source, error=ConfigError), source)
+
+
+def load_falsifier(path: str | Path) -> Falsifier:
+    """Read a falsifier declaration from a YAML file."""
+    return _falsifier(read_yaml(path, what="falsifier", error=ConfigError), str(path))
+
+
+def _falsifier(data: Any, source: str) -> Falsifier:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a falsifier must be a YAML mapping (bin, threshold, ...)")
     try:
         return Falsifier.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'falsifier'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"{source}: {problems}") from exc
-
-
-def load_falsifier(path: str | Path) -> Falsifier:
-    """Read a falsifier declaration from a YAML file."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read falsifier ({exc.strerror})") from exc
-    return parse_falsifier(text, source=str(file))
+        raise ConfigError(f"{source}: {explain_validation(exc, root='falsifier')}") from exc

@@ -14,10 +14,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judgeprobe._hashing import content_hash
+from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.errors import RubricError
 
 RubricKind = Literal["scale", "binary", "continuous", "pairwise", "generation"]
@@ -176,24 +176,11 @@ class Rubric(BaseModel):
 def load_rubric(path: str | Path) -> Rubric:
     """Read a rubric from a YAML file; errors name the file and the bad key."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RubricError(f"{path}: cannot read rubric ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise RubricError(f"{path}: not valid YAML ({exc})") from exc
+    data = read_yaml(path, what="rubric", error=RubricError)
     if not isinstance(data, dict):
         raise RubricError(f"{path}: a rubric file must hold a mapping")
     data.pop("variants", None)
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        raise RubricError(f"{path}: {_explain(exc)}") from exc
-
-
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "rubric"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
+        raise RubricError(f"{path}: {explain_validation(exc, root='rubric')}") from exc

@@ -50,6 +50,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgeprobe._hashing import content_hash
+from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.errors import RubricError
 from judgeprobe.rubrics.rubric import Rubric
 
@@ -258,24 +259,17 @@ def variant_set_from_mapping(data: Mapping[str, Any], *, where: str = "variant s
 
 def load_variants(path: str | Path) -> VariantSet:
     """Read a variant set from a YAML file; errors name the file, the variant and the key."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RubricError(f"{path}: cannot read variant set ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise RubricError(f"{path}: not valid YAML ({exc})") from exc
+    data = read_yaml(path, what="variant set", error=RubricError)
     return variant_set_from_mapping(data, where=str(path))
 
 
 def _explain(exc: ValidationError, entries: list[Any]) -> str:
-    parts = []
-    for error in exc.errors():
-        loc = list(error["loc"])
+    def locate(loc: list[Any]) -> list[Any]:
+        """Name the variant an error is in: ``variants.2 (lexicon-1).template``."""
         if len(loc) >= 2 and loc[0] == "variants" and isinstance(loc[1], int):
             entry = entries[loc[1]] if loc[1] < len(entries) else None
             name = entry.get("name") if isinstance(entry, Mapping) else None
             loc[1] = f"{loc[1]} ({name})" if name else loc[1]
-        where = ".".join(str(p) for p in loc) or "variant set"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
+        return loc
+
+    return explain_validation(exc, root="variant set", locate=locate)
