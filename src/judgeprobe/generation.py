@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgeprobe.data.items import Item, PointwiseItem
+from judgeprobe.data.items import Item, PointwiseItem, item_fields
 from judgeprobe.engine.engine import CallStats, Engine, run_blocking
 from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.request import Request
@@ -85,7 +85,7 @@ def generation_rubric(rubric: Rubric | None = None, *, max_new_tokens: int | Non
 
 def generation_request(generator: str, rubric: Rubric, item: PointwiseItem) -> Request:
     """The request that asks ``generator`` (a judge fingerprint) to answer ``item``'s prompt."""
-    return Request.make(generator, rubric, {"prompt": item.prompt, "response": item.response})
+    return Request.make(generator, rubric, item_fields(item))
 
 
 async def generate_responses(

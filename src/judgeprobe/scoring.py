@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.data.items import Item, PairwiseItem, item_fields
 from judgeprobe.engine.engine import CallStats, Engine, run_blocking
 from judgeprobe.errors import ConfigError
 from judgeprobe.request import Request
@@ -74,16 +74,6 @@ class ScoreResult:
         else:
             raise ConfigError(f"cannot write {path}: use a .csv or .jsonl file name")
         return path
-
-
-def item_fields(item: Item) -> dict[str, str]:
-    """The fields a rubric can use from an item."""
-    if isinstance(item, PairwiseItem):
-        return {"prompt": item.prompt, "response_a": item.response_a, "response_b": item.response_b}
-    fields = {"prompt": item.prompt, "response": item.response}
-    if item.reference is not None:
-        fields["reference"] = item.reference
-    return fields
 
 
 async def score_items(

@@ -15,6 +15,7 @@ from judgeprobe.data.items import (
     PairwiseItem,
     PointwiseItem,
     Vote,
+    item_fields,
     strict_majority,
 )
 from judgeprobe.data.mt_bench import load_mt_bench_human
@@ -41,6 +42,7 @@ __all__ = [
     "PointwiseItem",
     "SkippedRow",
     "Vote",
+    "item_fields",
     "load_attaq",
     "load_dataset",
     "load_evalbiasbench",

@@ -113,3 +113,17 @@ def strict_majority(votes: Sequence[Vote], *, include_ties: bool = True) -> Pair
 
 
 Item = PointwiseItem | PairwiseItem
+
+
+def item_fields(item: Item) -> dict[str, str]:
+    """The fields a rubric template can read from ``item``.
+
+    Pointwise: ``prompt``, ``response`` and, when present, ``reference``; pairwise: ``prompt``,
+    ``response_a``, ``response_b``. A request keeps only the ones its rubric uses.
+    """
+    if isinstance(item, PairwiseItem):
+        return {"prompt": item.prompt, "response_a": item.response_a, "response_b": item.response_b}
+    fields = {"prompt": item.prompt, "response": item.response}
+    if item.reference is not None:
+        fields["reference"] = item.reference
+    return fields

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.data.items import Item, PointwiseItem
+from judgeprobe.data.items import Item, PointwiseItem, item_fields
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.probes.base import ProbeContext, Threshold
 from judgeprobe.request import Request
@@ -57,10 +57,6 @@ def check_rubric(rubric: Rubric, probe: str) -> None:
         )
     if rubric.decision is None:
         raise ConfigError(f"probe {probe!r} needs a rubric with a decision rule")
-
-
-def item_fields(item: PointwiseItem) -> dict[str, str]:
-    return {"prompt": item.prompt, "response": item.response}
 
 
 def base_request(ctx: ProbeContext, item: PointwiseItem) -> Request:

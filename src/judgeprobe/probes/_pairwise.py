@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judgeprobe._hashing import content_hash
-from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote, strict_majority
+from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote, item_fields, strict_majority
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import ProbeContext
 from judgeprobe.request import Request
@@ -48,8 +48,7 @@ PAIRWISE_FIELDS = ("prompt", "response_a", "response_b")
 
 def pairwise_fields(item: PairwiseItem, *, swapped: bool = False) -> dict[str, str]:
     """The rubric fields of ``item``, or of its position-swapped copy."""
-    shown = swap_positions(item) if swapped else item
-    return {"prompt": shown.prompt, "response_a": shown.response_a, "response_b": shown.response_b}
+    return item_fields(swap_positions(item) if swapped else item)
 
 
 def live_request(item: PairwiseItem, ctx: ProbeContext, *, swapped: bool = False) -> Request:

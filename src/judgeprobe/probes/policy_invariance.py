@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
+from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem, item_fields
 from judgeprobe.errors import ConfigError, DataError, RubricError
 from judgeprobe.probes._policy_nulls import (
     MATCHED_NULL,
@@ -1240,20 +1240,9 @@ def _builtin_set(base: Rubric) -> VariantSet:
 
 
 def _fields(item: Item, rubric: Rubric) -> dict[str, str] | None:
-    if rubric.kind == "pairwise":
-        if not isinstance(item, PairwiseItem):
-            return None
-        fields = {
-            "prompt": item.prompt,
-            "response_a": item.response_a,
-            "response_b": item.response_b,
-        }
-    else:
-        if not isinstance(item, PointwiseItem):
-            return None
-        fields = {"prompt": item.prompt, "response": item.response}
-        if item.reference is not None:
-            fields["reference"] = item.reference
+    if isinstance(item, PairwiseItem) != (rubric.kind == "pairwise"):
+        return None
+    fields = item_fields(item)
     if any(name not in fields for name in rubric.inputs):
         return None
     return {name: fields[name] for name in rubric.inputs}
