@@ -126,3 +126,20 @@ def test_the_demo_runs_every_registered_probe_on_the_embedded_judge() -> None:
     assert config.judge == "llama"
     not_in_demo = {"policy_invariance_pairwise"}  # kept out to stay within a few minutes of CPU
     assert set(config.probes) == set(probe_names()) - not_in_demo
+
+
+def test_an_api_key_in_the_environment_never_reaches_the_run_store_or_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    config = parse_config(
+        {**AUDIT, "out": str(tmp_path), "probes": {"repetition": {"counts": [1]}}}
+    )
+    outcome = run_audit(config, command=f"judgeprobe audit --header 'Bearer {secret}'")
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("run.sqlite*"))
+    assert secret.encode() not in stored
+    for path in outcome.card_paths.values():
+        if path.is_file():
+            assert secret not in path.read_text(encoding="utf-8")
+    assert "[redacted]" in (tmp_path / "card.json").read_text(encoding="utf-8")
