@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 
 import pytest
 
@@ -17,7 +18,7 @@ from judgeprobe import (
     VerdictStatus,
 )
 from judgeprobe.errors import RubricError
-from judgeprobe.judges import BaseJudge
+from judgeprobe.judges import BaseJudge, InProcessJudge
 from judgeprobe.judges.parsing import parse_label, verdict_from_distribution, verdict_from_text
 from judgeprobe.rubrics import (
     DecisionRule,
@@ -249,3 +250,48 @@ async def test_the_call_timeout_spares_in_process_models_that_a_thread_cannot_st
     request = Request.make(judge.fingerprint, HARM, FIELDS)
     result = await Engine(judge, RunStore(":memory:"), config).run([request])
     assert result.verdicts[request.key].status.value == status
+
+
+class _ThreadRecordingJudge(InProcessJudge):
+    """Scores every request 1 and notes the thread its model code ran on."""
+
+    backend = "thread-recorder"
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def _score(self, requests: list[Request]) -> list[Verdict]:
+        self.threads.append(threading.get_ident())
+        return [Verdict.scored(1.0) for _ in requests]
+
+    async def judge(self, request: Request) -> Verdict:
+        return (await self.run_in_model_thread(self._score, [request]))[0]
+
+
+def test_an_in_process_judge_runs_its_model_on_one_thread_across_runs_and_event_loops() -> None:
+    judge = _ThreadRecordingJudge()
+    for trial in range(3):  # every run_sync starts a new event loop
+        requests = [Request.make(judge.fingerprint, HARM, FIELDS, trial=trial)]
+        result = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False)).run_sync(
+            requests
+        )
+        assert result.stats.ok == 1
+    assert len(judge.threads) == 3
+    assert len(set(judge.threads)) == 1
+    assert judge.threads[0] != threading.get_ident()
+
+
+async def test_closing_an_in_process_judge_stops_its_thread_and_a_later_call_starts_another() -> (
+    None
+):
+    judge = _ThreadRecordingJudge()
+    request = Request.make(judge.fingerprint, HARM, FIELDS)
+    await judge.judge(request)
+    first = judge._model_thread
+    await judge.aclose()
+    assert judge._model_thread is None
+    assert first is not None and first._shutdown
+    await judge.judge(request)
+    assert judge._model_thread is not None and judge._model_thread is not first
+    assert judge.in_process
+    await judge.aclose()

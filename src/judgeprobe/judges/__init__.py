@@ -1,6 +1,6 @@
 """Judges: the protocol and its backends (callable, llama.cpp, classifier, OpenAI-compatible)."""
 
-from judgeprobe.judges.base import BaseJudge, Judge
+from judgeprobe.judges.base import BaseJudge, InProcessJudge, Judge
 from judgeprobe.judges.callable import CallableJudge
 from judgeprobe.judges.parsing import (
     label_score,
@@ -12,6 +12,7 @@ from judgeprobe.judges.parsing import (
 __all__ = [
     "BaseJudge",
     "CallableJudge",
+    "InProcessJudge",
     "Judge",
     "label_score",
     "parse_label",

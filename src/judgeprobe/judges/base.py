@@ -10,12 +10,16 @@ that, once, for all backends. A backend only classifies its failures: it raises
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+import functools
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -67,7 +71,7 @@ class BaseJudge:
     batch_size: int = 1
     context_window: int | None = None
     in_process: bool = False
-    """True for models run in this process (in a worker thread): the engine sets them no timeout."""
+    """True for models run in this process (see :class:`InProcessJudge`): no call timeout."""
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.backend}
@@ -91,3 +95,32 @@ class BaseJudge:
     def __repr__(self) -> str:
         described = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "backend")
         return f"{type(self).__name__}({described})"
+
+
+class InProcessJudge(BaseJudge):
+    """A judge whose model runs in this process, always on the same thread of its own.
+
+    Native runtimes keep a pool of worker threads per calling thread (OpenMP in torch and
+    llama.cpp). Calls made from whichever thread ``asyncio.to_thread`` picks build several pools
+    that compete for the same cores: on a two-core machine, a plain torch loop fell from 30 to 19
+    inputs/s once a second thread had run the model too. One model thread per judge avoids that
+    and keeps the event loop free. The engine sets an in-process judge no call timeout: a running
+    thread cannot be cancelled.
+    """
+
+    in_process = True
+    _model_thread: ThreadPoolExecutor | None = None
+
+    async def run_in_model_thread(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """Run ``fn(*args)`` on the judge's model thread and await its result."""
+        if self._model_thread is None:
+            name = f"judgeprobe-{self.backend}"
+            self._model_thread = ThreadPoolExecutor(1, thread_name_prefix=name)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._model_thread, functools.partial(fn, *args))
+
+    async def aclose(self) -> None:
+        """Stop the model thread (a later call starts a new one)."""
+        thread, self._model_thread = self._model_thread, None
+        if thread is not None:
+            thread.shutdown(wait=False)

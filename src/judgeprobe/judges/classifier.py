@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
 from judgeprobe.errors import FatalJudgeError, MissingDependencyError
-from judgeprobe.judges.base import BaseJudge
+from judgeprobe.judges.base import InProcessJudge
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
 
 
-class ProfanityJudge(BaseJudge):
+class ProfanityJudge(InProcessJudge):
     """The ``alt-profanity-check`` classifier: the score is the probability that text is profane.
 
     It classifies the rubric's rendered text, so use a ``continuous`` rubric whose template is the
@@ -35,7 +34,6 @@ class ProfanityJudge(BaseJudge):
 
     backend = "classifier"
     max_concurrency = 1
-    in_process = True
     batch_size = 256
 
     def __init__(self) -> None:
@@ -59,7 +57,7 @@ class ProfanityJudge(BaseJudge):
                     f"{request.rubric.name!r}"
                 )
         texts = [r.render() for r in requests]
-        probabilities = await asyncio.to_thread(_predict, texts)
+        probabilities = await self.run_in_model_thread(_predict, texts)
         return [Verdict.scored(p, raw_text=f"{p:.6f}") for p in probabilities]
 
 

@@ -13,7 +13,6 @@ token prefix and evaluates only the rest.
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import math
 import os
@@ -27,7 +26,7 @@ import numpy as np
 
 from judgeprobe._hashing import file_hash
 from judgeprobe.errors import ConfigError, FatalJudgeError, MissingDependencyError
-from judgeprobe.judges.base import BaseJudge
+from judgeprobe.judges.base import InProcessJudge
 from judgeprobe.judges.parsing import verdict_from_distribution
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
@@ -55,7 +54,7 @@ def _default_model_revision() -> str:
     return str(package.EXPECTED_SHA256)[:16]
 
 
-class LlamaJudge(BaseJudge):
+class LlamaJudge(InProcessJudge):
     """A GGUF model as a judge, through llama-cpp-python.
 
     Parameters
@@ -76,7 +75,6 @@ class LlamaJudge(BaseJudge):
 
     backend = "llama.cpp"
     max_concurrency = 1
-    in_process = True
     batch_size = 8
 
     def __init__(
@@ -192,7 +190,7 @@ class LlamaJudge(BaseJudge):
         return (await self.judge_batch([request]))[0]
 
     async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]:
-        return await asyncio.to_thread(self._judge_all, list(requests))
+        return await self.run_in_model_thread(self._judge_all, list(requests))
 
     def _judge_all(self, requests: list[Request]) -> list[Verdict]:
         with self._lock:
@@ -293,6 +291,7 @@ class LlamaJudge(BaseJudge):
         )
 
     async def aclose(self) -> None:
+        await super().aclose()
         if self._llm is not None:
             with self._lock:
                 self._llm.close()

@@ -18,13 +18,12 @@ never truncated: this is the natural limit on the number of concatenations a pro
 
 The engine hands the judge up to ``batch_size`` requests at a time. The judge sorts them by token
 length, packs them into sub-batches whose padded size (rows x longest) stays under
-``max_tokens_per_batch``, runs them without autograd in a worker thread, and returns the verdicts in
-the order it was given.
+``max_tokens_per_batch``, runs them without autograd on the judge's model thread, and returns the
+verdicts in the order it was given.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import threading
@@ -36,7 +35,7 @@ from typing import Any, Literal
 
 from judgeprobe._hashing import content_hash, file_hash
 from judgeprobe.errors import ConfigError, FatalJudgeError, MissingDependencyError
-from judgeprobe.judges.base import BaseJudge
+from judgeprobe.judges.base import InProcessJudge
 from judgeprobe.request import Request
 from judgeprobe.rubrics import DecisionRule, Rubric, builtin_rubric
 from judgeprobe.verdict import Verdict
@@ -110,7 +109,7 @@ def pack_batches(lengths: Sequence[int], *, max_tokens: int, max_rows: int) -> l
     return batches
 
 
-class TransformersJudge(BaseJudge):
+class TransformersJudge(InProcessJudge):
     """A Hugging Face sequence-classification model (reward model or classifier) as a judge.
 
     Parameters
@@ -122,8 +121,9 @@ class TransformersJudge(BaseJudge):
         checkpoint's own dtype on a GPU (float32 when the checkpoint is float32). Part of the
         fingerprint: half precision can move a score across a threshold.
     max_tokens_per_batch : the most padded tokens (rows x longest input) one forward pass takes;
-        default 8192 on a GPU and 1024 on CPU, where larger batches fall out of the caches and
-        run slower per input (see ``benchmarks/bench_batching.py``).
+        default 8192 on a GPU and 1024 on CPU, where larger batches ran slower per input on the
+        benchmark machine (the allocator pages fresh memory in for every large batch; see
+        ``docs/transformers.md``).
     batch_size : how many requests the engine hands over per call.
     label_index : the classification output that is the score: an index, or a label name of the
         model's ``id2label`` (e.g. ``"toxic"``).
@@ -154,7 +154,6 @@ class TransformersJudge(BaseJudge):
 
     backend = "transformers"
     max_concurrency = 1
-    in_process = True
 
     def __init__(
         self,
@@ -431,7 +430,7 @@ class TransformersJudge(BaseJudge):
         return (await self.judge_batch([request]))[0]
 
     async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]:
-        return await asyncio.to_thread(self.judge_batch_sync, list(requests))
+        return await self.run_in_model_thread(self.judge_batch_sync, list(requests))
 
     def judge_batch_sync(self, requests: Sequence[Request]) -> list[Verdict]:
         """Score ``requests`` in token-budgeted sub-batches; verdicts in the order given."""
