@@ -227,6 +227,24 @@ def test_the_run_store_round_trips_every_verdict_field(tmp_path) -> None:  # typ
         assert store.count() == 1
 
 
+def test_the_run_store_lists_each_verdict_with_the_request_it_answers() -> None:
+    store = RunStore(":memory:")
+    requests = [Request.make("j", HARM, FIELDS, trial=t) for t in (0, 1)]
+    for request in requests:
+        store.put(request, Verdict.scored(float(request.trial + 1), key=request.key))
+    listed = list(store.iter_verdicts())
+    assert [record["key"] for record, _ in listed] == [r.key for r in requests]
+    record, verdict = listed[1]
+    assert record == {
+        "key": requests[1].key,
+        "judge": "j",
+        "rubric": HARM.hash,
+        "trial": 1,
+        "fields": FIELDS,
+    }
+    assert verdict.score == 2.0
+
+
 class _SlowJudge(BaseJudge):
     backend = "slow"
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,16 +105,6 @@ class RunStore:
     def close(self) -> None:
         self._db.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     # -- metadata -----------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -186,7 +175,7 @@ class RunStore:
                 "judge": row[1],
                 "rubric": row[2],
                 "trial": row[3],
-                "fields": json.loads(row[4]),
+                "fields": dict(json.loads(row[4])),
             }
             yield record, _verdict(row)
 
@@ -279,7 +268,3 @@ def _verdict(row: Sequence[Any]) -> Verdict:
 def open_store(path: str | Path | None) -> RunStore:
     """A run store at ``path``; an in-memory one when ``path`` is None."""
     return RunStore(":memory:" if path is None else path)
-
-
-def keys_of(requests: Iterable[Request]) -> list[str]:
-    return [r.key for r in requests]

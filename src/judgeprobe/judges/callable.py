@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -83,8 +82,3 @@ def to_verdict(result: JudgeResult, request: Request) -> Verdict:
     if verdict.ok and verdict.label is not None:
         return verdict.but(score=label_score(verdict.label, request.rubric))
     return verdict
-
-
-async def run_sync(fn: Callable[[], Any]) -> Any:
-    """Run blocking work off the event loop (used by in-process model backends)."""
-    return await asyncio.to_thread(fn)

@@ -130,16 +130,6 @@ def base_notes(base: BaseScores) -> list[str]:
     return [f"{base.excluded} of {base.n_items} items have no base score ({reasons}); excluded"]
 
 
-def ok_scores(verdicts: Mapping[str, Verdict], requests: Sequence[Request]) -> list[float | None]:
-    """The score of each request's verdict when ok, else None (in request order)."""
-    out: list[float | None] = []
-    for request in requests:
-        verdict = verdicts.get(request.key)
-        ok = verdict is not None and verdict.status is VerdictStatus.OK
-        out.append(verdict.score if ok and verdict is not None else None)
-    return out
-
-
 def decide(rubric: Rubric, score: float) -> Decision:
     """The decision class of ``score`` (``"neutral"`` inside the rule's neutral band)."""
     return rubric.decide(score)
