@@ -17,7 +17,7 @@ from judgeprobe import (
     Verdict,
     VerdictStatus,
 )
-from judgeprobe.errors import RubricError
+from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import BaseJudge, InProcessJudge
 from judgeprobe.judges.parsing import parse_label, verdict_from_distribution, verdict_from_text
 from judgeprobe.rubrics import (
@@ -313,3 +313,24 @@ async def test_closing_an_in_process_judge_stops_its_thread_and_a_later_call_sta
     assert judge._model_thread is not None and judge._model_thread is not first
     assert judge.in_process
     await judge.aclose()
+
+
+def test_scoring_a_dataset_gives_one_row_per_item_and_trial_and_writes_csv(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from judgeprobe.data import load_dataset
+    from judgeprobe.scoring import score_items_sync
+
+    items = load_dataset("demo").items[:5]
+    judge = CallableJudge(lambda request: 5 if "bomb" in request.render() else 1, name="kw")
+    engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+    result = score_items_sync(items, engine, HARM, trials=2)
+    assert [(row.item.id, row.trial) for row in result.rows] == [
+        (item.id, trial) for item in items for trial in (0, 1)
+    ]
+    assert result.stats.ok == 10
+    for row in result.rows:
+        record = row.to_dict()
+        assert record["decision"] == {5.0: "unsafe", 1.0: "safe"}[record["score"]]
+    written = result.write(tmp_path / "verdicts.csv").read_text().splitlines()
+    assert written[0].startswith("item_id,trial,status,score") and len(written) == 11
+    with pytest.raises(ConfigError, match="does not have"):
+        score_items_sync(items, engine, PREFERENCE)

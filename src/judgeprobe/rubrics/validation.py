@@ -22,7 +22,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from judgeprobe.errors import RubricError
 from judgeprobe.rubrics.rubric import Rubric
 from judgeprobe.rubrics.variants import TransformClass, Variant, VariantSet
 
@@ -144,14 +143,6 @@ def validate_variants(variants: VariantSet, base: Rubric) -> list[ValidationRepo
     """Validate every variant of a set against ``base`` (with the set's keywords)."""
     variants.check_base(base)
     return [validate_variant(v, base, keywords=variants.keywords) for v in variants.variants]
-
-
-def require_valid(reports: Sequence[ValidationReport]) -> None:
-    """Raise :class:`RubricError` naming every rejected variant and why."""
-    rejected = [r for r in reports if not r.ok]
-    if rejected:
-        lines = "; ".join(f"{r.variant!r}: {' '.join(r.reasons)}" for r in rejected)
-        raise RubricError(f"{len(rejected)} rubric variant(s) rejected: {lines}")
 
 
 # -- the checks ---------------------------------------------------------------------------
