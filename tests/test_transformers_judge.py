@@ -277,6 +277,72 @@ def test_pair_inputs_off_feeds_the_rendered_template(models: dict[str, Path]) ->
     )
 
 
+# -- OpenAssistant's Pythia reward models ----------------------------------------------------------
+def build_oasst_pythia_checkpoint(folder: Path, pooling: str, seed: int = 0) -> tuple[Any, Any]:
+    """A checkpoint in the layout OpenAssistant published, written without judgeprobe's classes.
+
+    A GPT-NeoX body saved under ``gpt_neox.``, a one-output linear head saved as ``out_proj``, and a
+    configuration of model type ``gpt_neox_reward_model``: loading it checks interoperability with
+    the published weights, not judgeprobe's class against itself. Returns the body and the head.
+    """
+    import json
+
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True)
+    tokenizer = build_tokenizer(model_max_length=MAX_POSITIONS)
+    config = transformers.GPTNeoXConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=MAX_POSITIONS,
+        pad_token_id=tokenizer.pad_token_id,
+        initializer_range=0.3,
+    )
+    torch.manual_seed(seed)
+    body = transformers.GPTNeoXModel(config).eval()
+    head = torch.nn.Linear(32, 1)
+    weights = {f"gpt_neox.{name}": t for name, t in body.state_dict().items()}
+    weights.update({"out_proj.weight": head.weight.data, "out_proj.bias": head.bias.data})
+    save_file({name: t.contiguous() for name, t in weights.items()}, folder / "model.safetensors")
+    published = config.to_dict() | {
+        "model_type": "gpt_neox_reward_model",
+        "architectures": ["GPTNeoXRewardModel"],
+        "pooling": pooling,
+    }
+    (folder / "config.json").write_text(json.dumps(published))
+    tokenizer.save_pretrained(folder)
+    return body, head
+
+
+@pytest.mark.parametrize("pooling", ["last", "mean"])
+def test_openassistant_pythia_reward_checkpoints_load_and_score_as_published(
+    pooling: str, tmp_path: Path, engine_for: Callable[[TransformersJudge], Engine]
+) -> None:
+    folder = tmp_path / "oasst-rm-tiny"
+    body, head = build_oasst_pythia_checkpoint(folder, pooling)
+    judge = TransformersJudge(folder, pair_inputs=False).load()
+    assert judge.describe()["architecture"] == "GPTNeoXRewardModel"
+    rubric = reward_model_rubric(template=module.OASST_PYTHIA_TEMPLATE)
+    items = make_items(12, seed=3)
+    requests = requests_for(judge, items, rubric)
+    result = engine_for(judge).run_sync(requests)  # mixed lengths: padded batches
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    with torch.no_grad():
+        for request in requests:
+            ids = tokenizer(request.render(), return_tensors="pt")["input_ids"]
+            hidden = body(input_ids=ids).last_hidden_state[0]
+            pooled = hidden[-1] if pooling == "last" else hidden.mean(dim=0)
+            expected = float(head(pooled)[0])
+            verdict = result.verdicts[request.key]
+            assert verdict.status is VerdictStatus.OK
+            assert verdict.score == pytest.approx(expected, abs=1e-4)
+    assert len({round(v.score or 0.0, 4) for v in result.verdicts.values()}) > 1
+
+
 # -- batching ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("lengths", "max_tokens", "max_rows"),

@@ -325,9 +325,9 @@ class TransformersJudge(InProcessJudge):
             raise FatalJudgeError(
                 f"cannot load {self.model_name!r} with {factory.__name__}: {exc}. Check the model "
                 "id or folder (a folder needs config, weights and tokenizer files from "
-                "save_pretrained); a custom architecture must be registered with "
-                "AutoModelForSequenceClassification before loading (for OpenAssistant's Pythia "
-                "reward models: import model_training.models.reward_model)"
+                "save_pretrained); another custom architecture must be registered with "
+                "AutoModelForSequenceClassification before loading (OpenAssistant's Pythia "
+                "reward models, gpt_neox_reward_model, are known already)"
             ) from exc
 
     def _resolve_label(self, config: Any) -> int:
@@ -599,10 +599,14 @@ def _transformers_at_least(module: Any, major: int, minor: int) -> bool:
 
 
 def _import_transformers() -> Any:
+    """transformers, with OpenAssistant's Pythia reward-model architecture registered."""
     try:
         import transformers
     except ImportError as exc:
         raise MissingDependencyError("transformers", extra="transformers") from exc
+    from judgeprobe.judges.pythia_reward import register_pythia_reward_model
+
+    register_pythia_reward_model(transformers, _import_torch())
     return transformers
 
 
