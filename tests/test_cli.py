@@ -143,3 +143,43 @@ def test_an_api_key_in_the_environment_never_reaches_the_run_store_or_the_card(
         if path.is_file():
             assert secret not in path.read_text(encoding="utf-8")
     assert "[redacted]" in (tmp_path / "card.json").read_text(encoding="utf-8")
+
+
+def test_judge_options_on_the_command_line_reach_the_judge(tmp_path: Path) -> None:
+    (tmp_path / "keyword_judge.py").write_text(
+        "def judge(request):\n    return 5.0 if 'bomb' in request.render() else 1.0\n"
+    )
+    args = ["audit", "--judge", "python:keyword_judge:judge", "-J", "name=kw", "-J", "version=7"]
+    args += ["--data", "demo", "--rubric", "harmfulness", "--probes", "repetition"]
+    done = _cli(*args, "--limit", "5", "--out", "out", "--fail-on", "never", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    card = json.loads((tmp_path / "out" / "card.json").read_text())
+    assert card["tested"]["judge"]["description"] == {
+        "backend": "callable",
+        "name": "kw",
+        "version": 7,
+        "params": {},
+    }
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("bogus=1", "judge 'profanity' takes no option 'bogus'; its options: none"),
+        ("novalue", "write KEY=VALUE"),
+    ],
+)
+def test_a_judge_option_the_judge_does_not_take_is_an_error_naming_it(
+    option: str, message: str, tmp_path: Path
+) -> None:
+    done = _cli("score", "--judge", "profanity", "--rubric", "toxicity", "-J", option, cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_a_mistyped_transformers_option_lists_the_options_it_takes() -> None:
+    from judgeprobe.judges.registry import build_judge
+
+    with pytest.raises(ConfigError, match=r"no option 'pair_input'; its options: .*pair_inputs"):
+        build_judge("transformers:some/model", pair_input=False)
+    assert build_judge("transformers:some/model", pair_inputs=False).pair_inputs is False  # type: ignore[attr-defined]

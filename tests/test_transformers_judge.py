@@ -499,3 +499,30 @@ def test_concatenation_probes_run_end_to_end_with_a_reward_model_judge(
         assert result.usage["error"] == 0, name
     # the base scores S(P, R) were judged once and shared by all three probes
     assert engine.totals.cached >= len(items)
+
+
+def test_an_audit_config_names_a_reward_model_with_its_options(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    import json
+
+    from judgeprobe.audit import parse_config, run_audit
+
+    config = parse_config(
+        {
+            "judge": f"transformers:{models['deberta']}",
+            "judge_options": {"context_window": 64, "batch_size": 8},
+            "rubric": "reward",
+            "data": "demo",
+            "probes": {"repetition": {"counts": [1, 2, 4]}},
+            "limit": 6,
+            "out": str(tmp_path),
+        }
+    )
+    outcome = run_audit(config, progress=False)
+    assert outcome.complete
+    card = json.loads(outcome.card_paths["json"].read_text())
+    assert card["tested"]["judge"]["description"]["context_window"] == 64
+    # The demo items fit the window once, not repeated four times: those are skipped, and counted.
+    assert outcome.engine_totals["skipped"] > 0
+    assert outcome.engine_totals["ok"] > 0

@@ -23,6 +23,31 @@ console = Console(stderr=True)
 out = Console()
 
 
+JudgeOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge-option",
+        "-J",
+        help="A judge option as KEY=VALUE, VALUE read as YAML (repeatable), e.g. "
+        "-J pair_inputs=false -J context_window=1024. Overrides the config's judge_options.",
+    ),
+]
+
+
+def _parse_judge_options(pairs: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as judge options, each value read as a YAML scalar."""
+    from judgeprobe._yaml_files import parse_yaml
+    from judgeprobe.errors import ConfigError
+
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--judge-option {pair!r}: write KEY=VALUE, e.g. context_window=1024")
+        options[key.strip()] = parse_yaml(value, source=f"--judge-option {key}", error=ConfigError)
+    return options
+
+
 def _command_line() -> str:
     return "judgeprobe " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
@@ -61,6 +86,7 @@ def audit(
     rubric: Annotated[
         str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")
     ] = None,
+    judge_option: JudgeOptions = None,
     probes: Annotated[
         str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
     ] = None,
@@ -104,6 +130,7 @@ def audit(
         config = parse_config(
             {k: v for k, v in overrides.items() if v is not None}, source="options"
         )
+    config.judge_options.update(_parse_judge_options(judge_option))
     if max_calls is not None or max_tokens is not None:
         config.engine.max_calls = max_calls or config.engine.max_calls
         config.engine.max_tokens = max_tokens or config.engine.max_tokens
@@ -142,6 +169,7 @@ def score(
     judge: Annotated[
         str, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
     ] = "llama",
+    judge_option: JudgeOptions = None,
     rubric: Annotated[
         str, typer.Option(help="Rubric: a built-in name or a YAML path.")
     ] = "harmfulness",
@@ -164,7 +192,7 @@ def score(
 
     dataset = load_dataset(data)
     items = list(dataset.items[:limit] if limit else dataset.items)
-    the_judge = build_judge(judge)
+    the_judge = build_judge(judge, **_parse_judge_options(judge_option))
     the_rubric = get_rubric(rubric)
 
     async def go() -> Any:

@@ -18,12 +18,15 @@ spec ``NAME:REST`` then calls ``factory(REST, **options)``.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeVar
 
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges.base import Judge
+
+T = TypeVar("T")
 
 
 def build_judge(spec: str, **options: Any) -> Judge:
@@ -33,7 +36,7 @@ def build_judge(spec: str, **options: Any) -> Judge:
     if name in ("llama", "default", "gemma"):
         from judgeprobe.judges.llama import LlamaJudge
 
-        return LlamaJudge(rest or None, **options)
+        return _construct(LlamaJudge, spec, rest or None, **options)
     if name == "openai":
         from judgeprobe.judges.openai_compat import OpenAIJudge
 
@@ -43,24 +46,24 @@ def build_judge(spec: str, **options: Any) -> Judge:
                 f"judge spec {spec!r}: write openai:MODEL@BASE_URL, "
                 "e.g. openai:gpt-4.1-mini@https://api.openai.com/v1"
             )
-        return OpenAIJudge(base_url, model, **options)
+        return _construct(OpenAIJudge, spec, base_url, model, **options)
     if name in ("profanity", "classifier"):
         from judgeprobe.judges.classifier import ProfanityJudge
 
-        return ProfanityJudge(**options)
+        return _construct(ProfanityJudge, spec, **options)
     if name == "transformers":
         from judgeprobe.judges.transformers_judge import TransformersJudge
 
         if not rest:
             raise ConfigError("judge spec 'transformers:' needs a model id or a local path")
-        return TransformersJudge(rest, **options)
+        return _construct(TransformersJudge, spec, rest, **options)
     if name == "python":
         from judgeprobe.judges.callable import CallableJudge
 
-        return CallableJudge(_import_function(rest), **options)
+        return _construct(CallableJudge, spec, _import_function(rest), **options)
     factory = _plugin(name)
     if factory is not None:
-        judge = factory(rest, **options)
+        judge = _construct(factory, spec, rest, **options)
         if not isinstance(judge, Judge):
             raise ConfigError(f"plugin judge {name!r} did not return a Judge")
         return judge
@@ -68,6 +71,27 @@ def build_judge(spec: str, **options: Any) -> Judge:
         f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
         "transformers:MODEL, python:MODULE:FUNCTION, or an installed plugin"
     )
+
+
+def _construct(factory: Callable[..., T], spec: str, *args: Any, **options: Any) -> T:
+    """``factory(*args, **options)``; an option it does not take is a :class:`ConfigError`."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C factory: let it judge its own options
+        return factory(*args, **options)
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        accepted = [
+            p.name
+            for p in parameters
+            if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ][len(args) :]
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            raise ConfigError(
+                f"judge {spec!r} takes no option {', '.join(map(repr, unknown))}; its options: "
+                f"{', '.join(accepted) or 'none'}"
+            )
+    return factory(*args, **options)
 
 
 def _import_function(target: str) -> Callable[..., Any]:

@@ -314,6 +314,10 @@ class TransformersJudge(InProcessJudge):
         return model
 
     def _from_pretrained(self, factory: Any, **kwargs: Any) -> Any:
+        # transformers' own "Loading weights" bar would cut through the engine's progress display.
+        logging = _import_transformers().utils.logging
+        shown = logging.is_progress_bar_enabled()
+        logging.disable_progress_bar()
         try:
             return factory.from_pretrained(
                 self.model_ref,
@@ -329,6 +333,9 @@ class TransformersJudge(InProcessJudge):
                 "AutoModelForSequenceClassification before loading (OpenAssistant's Pythia "
                 "reward models, gpt_neox_reward_model, are known already)"
             ) from exc
+        finally:
+            if shown:
+                logging.enable_progress_bar()
 
     def _resolve_label(self, config: Any) -> int:
         if isinstance(self.label_index, int):
