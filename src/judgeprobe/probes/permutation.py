@@ -221,7 +221,7 @@ class PermutationProbe(Probe):
         middle = ranked[third : len(ranked) - third]
         return [("high", sorted(high)), ("middle", sorted(middle)), ("low", sorted(low))]
 
-    def request(
+    def concatenation(
         self, ctx: ProbeContext, by_id: Mapping[str, PointwiseItem], parts: Sequence[str]
     ) -> Request:
         return concatenation_request(ctx, by_id, parts, Join(self.join, self.separator))
@@ -239,7 +239,9 @@ class PermutationProbe(Probe):
         by_id = {item.id: item for item in points}
         for k in self.ks:
             for t in design.tuples[k]:
-                requests.extend(self.request(ctx, by_id, t.ordered(o)) for o in self.order_names)
+                requests.extend(
+                    self.concatenation(ctx, by_id, t.ordered(o)) for o in self.order_names
+                )
         return requests
 
     # -- analyze ------------------------------------------------------------------------------
@@ -316,7 +318,10 @@ class PermutationProbe(Probe):
     ) -> list[dict[str, Verdict | None]]:
         """Per tuple, the verdict of each order (None when not judged)."""
         return [
-            {o: verdicts.get(self.request(ctx, by_id, t.ordered(o)).key) for o in self.order_names}
+            {
+                o: verdicts.get(self.concatenation(ctx, by_id, t.ordered(o)).key)
+                for o in self.order_names
+            }
             for t in tuples
         ]
 
