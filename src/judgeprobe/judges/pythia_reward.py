@@ -22,7 +22,6 @@ import threading
 from typing import Any
 
 MODEL_TYPE = "gpt_neox_reward_model"
-ARCHITECTURE = "GPTNeoXRewardModel"
 POOLINGS = ("last", "mean")
 
 _lock = threading.Lock()
