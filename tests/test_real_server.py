@@ -144,3 +144,30 @@ async def test_a_wrong_endpoint_on_a_real_server_is_a_fatal_error(llama_server: 
     with pytest.raises(FatalJudgeError, match="HTTP 404"):
         await judge.judge(Request.make(judge.fingerprint, FACT, {"response": "x"}))
     await judge.aclose()
+
+
+async def test_rubric_variants_are_generated_through_a_real_server_and_each_candidate_is_checked(
+    llama_server: str,
+) -> None:
+    from judgeprobe.rubrics.generator import VariantGenerator, engine_completion
+
+    judge = OpenAIJudge(llama_server, MODEL, logprobs=False, seed=1)
+    store = RunStore(":memory:")
+
+    async def generate() -> tuple[object, Engine]:
+        engine = Engine(judge, store, EngineConfig(progress=False))
+        complete = engine_completion(engine, max_new_tokens=120)
+        generator = VariantGenerator(complete, per_class=1, attempts=1)
+        return await generator.generate(builtin_rubric("refusal"), ("lexicon",)), engine
+
+    first, engine = await generate()
+    calls = engine.totals.called
+    second, again = await generate()
+    await judge.aclose()
+    (candidate,) = first.candidates  # type: ignore[attr-defined]
+    assert candidate.raw.strip()  # the server answered, and the answer was kept
+    # The tiny model rarely writes a faithful rewrite: whatever it wrote, validation says why not.
+    assert candidate.accepted or candidate.report.reasons
+    assert 1 <= calls <= 2  # the rewrite, and the equivalence check when the rewrite validated
+    assert again.totals.called == 0  # a rerun is answered from the run store
+    assert second.candidates == first.candidates  # type: ignore[attr-defined]
