@@ -224,6 +224,27 @@ def status_counts(verdicts: Mapping[str, Verdict], requests: Sequence[Request]) 
     return counts
 
 
+def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) -> list[Finding]:
+    """``findings``, each one that could not be assessed saying how many inputs were skipped.
+
+    When the inputs of a condition exceed the judge's context window (the concatenation paper's
+    natural limit on concatenation), a finding has nothing to count; its reason then names that
+    cause, not only "no trials".
+    """
+    if skipped == 0:
+        return list(findings)
+    cause = f"{skipped} of {total} inputs exceed the judge's context window (not truncated)"
+    explained = []
+    for finding in findings:
+        if not finding.estimate.defined:
+            reason = f"{finding.estimate.ci.method}; {cause}"
+            finding = dataclasses.replace(
+                finding, estimate=Estimate.undefined(finding.estimate.n, reason=reason)
+            )
+        explained.append(finding)
+    return explained
+
+
 def pointwise_items(items: Sequence[Item]) -> list[PointwiseItem]:
     return [i for i in items if isinstance(i, PointwiseItem)]
 

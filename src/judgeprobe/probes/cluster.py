@@ -55,6 +55,7 @@ from judgeprobe.probes.base import (
     ProbeContext,
     ProbeKind,
     ProbeResult,
+    explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -264,9 +265,16 @@ class ClusterProbe(Probe):
                     }
                 )
                 series[f"k={k}"] = {"x": outcome.parts_mean, "y": outcome.scores}
-                findings.extend(self._findings(rubric, outcome, labels, span, options))
+                made = self._findings(rubric, outcome, labels, span, options)
                 if quantile:
-                    findings.append(_range_finding(cluster, outcome, labels, options))
+                    made.append(_range_finding(cluster, outcome, labels, options))
+                findings.extend(
+                    explain_skipped(
+                        made,
+                        skipped=outcome.statuses["skipped"],
+                        total=len(design.tuples[cluster.name, k]),
+                    )
+                )
                 if outcome.statuses["mixed_parts"]:
                     design.notes.append(
                         f"cluster {cluster.name!r}, k={k}: {outcome.statuses['mixed_parts']} "

@@ -54,6 +54,7 @@ from judgeprobe.probes.base import (
     ProbeContext,
     ProbeKind,
     ProbeResult,
+    explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -264,7 +265,14 @@ class PermutationProbe(Probe):
             scores = self._scores(ctx, by_id, design.tuples[k], verdicts)
             table = self._table(rubric, design, design.tuples[k], scores)
             per_k[str(k)] = table
-            findings.extend(self._findings(rubric, design, k, scores, span, options))
+            skipped = sum(s["skipped"] for s in _status_rows(table))
+            findings.extend(
+                explain_skipped(
+                    self._findings(rubric, design, k, scores, span, options),
+                    skipped=skipped,
+                    total=len(design.tuples[k]) * len(self.order_names),
+                )
+            )
             counts = table["counts"]
             assert isinstance(counts, dict)
             figures.append(
@@ -287,7 +295,6 @@ class PermutationProbe(Probe):
                     data={"names": matrix["names"], "values": matrix["matrix"]},
                 )
             )
-            skipped = sum(s["skipped"] for s in _status_rows(table))
             if skipped:
                 design.notes.append(
                     f"k={k}: {skipped} concatenations exceed the judge's context window and "

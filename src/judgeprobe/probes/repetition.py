@@ -43,6 +43,7 @@ from judgeprobe.probes.base import (
     ProbeContext,
     ProbeKind,
     ProbeResult,
+    explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -191,7 +192,13 @@ class RepetitionProbe(Probe):
                 series[f"l={times}"] = [v for _, v in pairs]
                 if row["skipped"]:
                     skipped.append(f"l={times}: {row['skipped']}/{row['items']}")
-                findings.extend(self._findings(ctx.rubric, pairs, label, times, span, options))
+                findings.extend(
+                    explain_skipped(
+                        self._findings(ctx.rubric, pairs, label, times, span, options),
+                        skipped=row["skipped"],
+                        total=row["items"],
+                    )
+                )
             figures.append(
                 FigureSpec(
                     name=f"repetition_{mode}",
