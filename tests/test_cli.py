@@ -183,3 +183,45 @@ def test_a_mistyped_transformers_option_lists_the_options_it_takes() -> None:
     with pytest.raises(ConfigError, match=r"no option 'pair_input'; its options: .*pair_inputs"):
         build_judge("transformers:some/model", pair_input=False)
     assert build_judge("transformers:some/model", pair_inputs=False).pair_inputs is False  # type: ignore[attr-defined]
+
+
+def test_rubric_and_data_paths_in_a_config_file_are_relative_to_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgeprobe.audit import load_config
+    from judgeprobe.rubrics import builtin_rubric, get_rubric
+
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "mine.yaml").write_text(builtin_rubric("toxicity").model_dump_json())
+    config_file = folder / "audit.yaml"
+    config_file.write_text(
+        "judge: profanity\nrubric: mine.yaml\ndata: demo\n"
+        "probes:\n  repetition: {rubric: mine.yaml}\n  permutation: {rubric: toxicity}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    config = load_config("configs/audit.yaml")
+    assert config.rubric == str(Path("configs") / "mine.yaml")
+    assert get_rubric(config.rubric).name == "toxicity"
+    assert config.probes["repetition"]["rubric"] == config.rubric
+    assert (config.data, config.probes["permutation"]["rubric"]) == ("demo", "toxicity")  # names
+    # The command line's paths are the working directory's.
+    assert load_config("configs/audit.yaml", rubric="mine.yaml").rubric == "mine.yaml"
+
+
+def test_the_documented_reward_model_audit_config_is_valid() -> None:
+    from judgeprobe.audit import load_config
+    from judgeprobe.rubrics import get_rubric
+
+    example = Path(__file__).parents[1] / "docs" / "examples" / "reward-audit.yaml"
+    config = load_config(example)
+    assert config.judge.startswith("transformers:OpenAssistant/")
+    assert config.judge_options == {"pair_inputs": False, "context_window": 1024}
+    rubric = get_rubric(config.rubric)
+    assert (rubric.decide(-1.5), rubric.decide(-1.0), rubric.decide(0.0)) == (
+        "unsafe",
+        "unsafe",
+        "safe",
+    )
+    assert rubric.render({"prompt": "p", "response": "r"}).startswith("<|prompter|>p<|endoftext|>")
+    assert set(config.probes) == {"repetition", "cluster", "permutation"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,13 +120,35 @@ class AuditConfig(BaseModel):
 
 
 def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
-    """Read an audit config from YAML; errors name the file and the bad key."""
+    """Read an audit config from YAML; errors name the file and the bad key.
+
+    A rubric or data path in the file is relative to the file, as in most tools' config files:
+    ``rubric: my-rubric.yaml`` names the file beside the config, whatever the working directory
+    (a name such as ``harmfulness`` or ``pyrit:refusal`` is left alone). ``overrides`` (from the
+    command line) are relative to the working directory.
+    """
     path = Path(path)
     data = read_yaml(path, what="config", error=ConfigError) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: an audit config must be a mapping of keys to values")
+    _locate_inputs(data, path.parent)
+    probes = data.get("probes")
+    if isinstance(probes, dict):
+        for params in probes.values():
+            if isinstance(params, dict):
+                _locate_inputs(params, path.parent)
     data.update({k: v for k, v in overrides.items() if v is not None})
     return parse_config(data, source=str(path))
+
+
+def _locate_inputs(section: dict[str, Any], base: Path) -> None:
+    """Rewrite ``rubric`` and ``data`` paths that name files beside the config file."""
+    for key in ("rubric", "data"):
+        value = section.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            beside = base / value
+            if beside.exists():
+                section[key] = os.path.relpath(beside)
 
 
 def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditConfig:
