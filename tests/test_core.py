@@ -276,10 +276,10 @@ class _ThreadRecordingJudge(InProcessJudge):
     backend = "thread-recorder"
 
     def __init__(self) -> None:
-        self.threads: list[int] = []
+        self.threads: list[threading.Thread] = []
 
     def _score(self, requests: list[Request]) -> list[Verdict]:
-        self.threads.append(threading.get_ident())
+        self.threads.append(threading.current_thread())
         return [Verdict.scored(1.0) for _ in requests]
 
     async def judge(self, request: Request) -> Verdict:
@@ -294,9 +294,9 @@ def test_an_in_process_judge_runs_its_model_on_one_thread_across_runs_and_event_
             requests
         )
         assert result.stats.ok == 1
-    assert len(judge.threads) == 3
-    assert len(set(judge.threads)) == 1
-    assert judge.threads[0] != threading.get_ident()
+    first, *others = judge.threads
+    assert len(others) == 2 and all(thread is first for thread in others)
+    assert first is not threading.current_thread()
 
 
 async def test_closing_an_in_process_judge_stops_its_thread_and_a_later_call_starts_another() -> (
@@ -305,14 +305,13 @@ async def test_closing_an_in_process_judge_stops_its_thread_and_a_later_call_sta
     judge = _ThreadRecordingJudge()
     request = Request.make(judge.fingerprint, HARM, FIELDS)
     await judge.judge(request)
-    first = judge._model_thread
     await judge.aclose()
-    assert judge._model_thread is None
-    assert first is not None and first._shutdown
+    first = judge.threads[0]
+    first.join(timeout=10)
+    assert not first.is_alive()
     await judge.judge(request)
-    assert judge._model_thread is not None and judge._model_thread is not first
-    assert judge.in_process
     await judge.aclose()
+    assert judge.threads[1] is not first
 
 
 def test_scoring_a_dataset_gives_one_row_per_item_and_trial_and_writes_csv(tmp_path) -> None:  # type: ignore[no-untyped-def]
