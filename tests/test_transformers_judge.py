@@ -267,6 +267,24 @@ def test_two_input_rubric_is_a_text_pair_and_counts_its_special_tokens(
     assert judge.count_tokens(one_input) == 2 + 2
 
 
+def test_counting_many_requests_at_once_gives_each_its_own_count(
+    models: dict[str, Path],
+) -> None:
+    items = make_items(40, seed=5)
+    pairs = requests_for(TransformersJudge(models["deberta"]), items, builtin_rubric("reward"))
+    singles = [
+        Request.make(pairs[0].judge, builtin_rubric("toxicity"), {"response": item.response})
+        for item in items[:15]
+    ]
+    mixed = [r for couple in zip(pairs, singles, strict=False) for r in couple] + pairs[15:]
+    mixed.append(mixed[0])  # a repeated request
+    expected = [TransformersJudge(models["deberta"]).count_tokens(r) for r in mixed]
+    batched = TransformersJudge(models["deberta"])
+    assert batched.count_tokens_many(mixed) == expected
+    assert [batched.count_tokens(r) for r in mixed] == expected  # and cached as such
+    assert expected[0] == 2 + len(items[0].prompt.split()) + len(items[0].response.split()) + 1
+
+
 def test_pair_inputs_off_feeds_the_rendered_template(models: dict[str, Path]) -> None:
     rubric = reward_model_rubric(template=module.OASST_PYTHIA_TEMPLATE)
     judge = TransformersJudge(models["neox"], pair_inputs=False)

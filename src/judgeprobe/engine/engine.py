@@ -160,8 +160,13 @@ class Engine:
         if window is None:
             return requests
         kept = []
-        for request in requests:
-            tokens = self.judge.count_tokens(request)
+        count_many = getattr(self.judge, "count_tokens_many", None)  # optional in the protocol
+        counts = (
+            count_many(requests)
+            if count_many is not None
+            else [self.judge.count_tokens(request) for request in requests]
+        )
+        for request, tokens in zip(requests, counts, strict=True):
             if tokens is not None and tokens > window:
                 verdict = Verdict.skipped(
                     f"input of {tokens} tokens exceeds the context window of {window}",

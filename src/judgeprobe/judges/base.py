@@ -83,6 +83,10 @@ class BaseJudge:
     def count_tokens(self, request: Request) -> int | None:
         return None
 
+    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
+        """:meth:`count_tokens` of each request; a judge that counts many at once overrides it."""
+        return [self.count_tokens(request) for request in requests]
+
     async def judge(self, request: Request) -> Verdict:
         raise NotImplementedError
 

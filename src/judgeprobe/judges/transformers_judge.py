@@ -53,6 +53,7 @@ _SCORE_MODES = ("logit", "sigmoid", "softmax")
 _UNBOUNDED_LENGTH = 1_000_000
 """Tokenizers without a limit report a huge ``model_max_length`` (``int(1e30)``)."""
 _LENGTH_CACHE_SIZE = 200_000
+_COUNT_BATCH = 512
 _CPU_TOKENS_PER_BATCH = 1024
 _GPU_TOKENS_PER_BATCH = 8192
 _SKIPPED_FILES = (".md", ".gitattributes", ".lock")
@@ -419,18 +420,48 @@ class TransformersJudge(InProcessJudge):
 
     def count_tokens(self, request: Request) -> int | None:
         """Tokens of the model input, special tokens included, exactly as it will be run."""
-        cached = self._lengths.get(request.key)
-        if cached is not None:
-            return cached
-        text, pair = self.model_inputs(request)
-        tokenizer = self.tokenizer
-        with self._tokenizer_lock:
-            encoded = tokenizer(text, pair, truncation=False, verbose=False)
-        length = len(encoded["input_ids"])
-        self._lengths[request.key] = length
-        if len(self._lengths) > _LENGTH_CACHE_SIZE:
-            self._lengths.popitem(last=False)
-        return length
+        return self.count_tokens_many([request])[0]
+
+    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
+        """:meth:`count_tokens` of each request, tokenizing the uncached ones in batches.
+
+        A fast tokenizer encodes a batch on every core: the engine counts every request against
+        the context window before judging, and a concatenation probe's requests are long.
+        """
+        counts: dict[str, int] = {}
+        uncached: list[Request] = []
+        for request in requests:
+            cached = self._lengths.get(request.key)
+            if cached is None:
+                uncached.append(request)
+            else:
+                counts[request.key] = cached
+        for start in range(0, len(uncached), _COUNT_BATCH):
+            for request, length in self._measure(uncached[start : start + _COUNT_BATCH]):
+                counts[request.key] = length
+                self._lengths[request.key] = length
+                if len(self._lengths) > _LENGTH_CACHE_SIZE:
+                    self._lengths.popitem(last=False)
+        return [counts[request.key] for request in requests]
+
+    def _measure(self, requests: Sequence[Request]) -> list[tuple[Request, int]]:
+        """Each request with its token count; texts and text pairs are encoded apart."""
+        inputs = [(request, *self.model_inputs(request)) for request in requests]
+        measured: list[tuple[Request, int]] = []
+        for paired in (False, True):
+            group = [entry for entry in inputs if (entry[2] is not None) == paired]
+            if not group:
+                continue
+            texts = [text for _, text, _ in group]
+            pairs = [pair for _, _, pair in group] if paired else None
+            tokenizer = self.tokenizer
+            with self._tokenizer_lock:
+                encoded = tokenizer(texts, pairs, truncation=False, verbose=False)
+            measured.extend(
+                (request, len(ids))
+                for (request, _, _), ids in zip(group, encoded["input_ids"], strict=True)
+            )
+        return measured
 
     # -- judging ------------------------------------------------------------------------------
     async def judge(self, request: Request) -> Verdict:
@@ -444,10 +475,8 @@ class TransformersJudge(InProcessJudge):
         verdicts: list[Verdict | None] = [None] * len(requests)
         runnable: dict[bool, list[int]] = {False: [], True: []}
         window = self.context_window
-        lengths: list[int] = []
-        for index, request in enumerate(requests):
-            length = self.count_tokens(request) or 0
-            lengths.append(length)
+        lengths = [length or 0 for length in self.count_tokens_many(requests)]
+        for index, (request, length) in enumerate(zip(requests, lengths, strict=True)):
             if request.rubric.kind != "continuous":
                 verdicts[index] = Verdict.failed(
                     f"a transformers judge gives continuous scores; rubric {request.rubric.name!r} "
