@@ -130,7 +130,7 @@ def naive_loop(tokenizer: Any, model: Any, pairs: Sequence[Pair]) -> list[float]
     scores = []
     with torch.no_grad():
         for prompt, response in pairs:
-            encoded = tokenizer(prompt, response, return_tensors="pt")
+            encoded = tokenizer(prompt, response, return_tensors="pt").to(model.device)
             scores.append(float(model(**encoded).logits[0, 0]))
     return scores
 
@@ -141,12 +141,14 @@ def with_pipeline(classify: Any, pairs: Sequence[Pair], batch_size: int) -> list
     return [float(out[0]["score"]) for out in outputs]
 
 
-def with_judge(folder: Path, batch_size: int, budget: int | None) -> Method:
+def with_judge(folder: Path, device: str, batch_size: int, budget: int | None) -> Method:
     from judgeprobe.engine import Engine, EngineConfig, RunStore
     from judgeprobe.judges.transformers_judge import TransformersJudge, reward_model_rubric
     from judgeprobe.request import Request
 
-    judge = TransformersJudge(folder, batch_size=batch_size, max_tokens_per_batch=budget)
+    judge = TransformersJudge(
+        folder, device=device, batch_size=batch_size, max_tokens_per_batch=budget
+    )
     rubric = reward_model_rubric()
 
     def run(chunk: Sequence[Pair]) -> list[float]:
@@ -168,16 +170,19 @@ def make_method(name: str, folder: Path, options: dict[str, Any]) -> Method:
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     if name == "TransformersJudge":
-        return with_judge(folder, options["batch_size"], options["tokens_per_batch"])
+        return with_judge(
+            folder, options["device"], options["batch_size"], options["tokens_per_batch"]
+        )
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(
         folder, local_files_only=True
     ).eval()
+    model.to(options["device"])
     if name == "naive loop":
         return lambda chunk: naive_loop(tokenizer, model, chunk)
     size = int(name.removeprefix("pipeline (batch_size=").removesuffix(")"))
     classify = transformers.pipeline(
-        "text-classification", model=model, tokenizer=tokenizer, device="cpu"
+        "text-classification", model=model, tokenizer=tokenizer, device=options["device"]
     )
     return lambda chunk: with_pipeline(classify, chunk, size)
 
@@ -271,6 +276,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
     )
+    parser.add_argument(
+        "--device", default="cpu", help="torch device of every way, e.g. cuda (default cpu)"
+    )
     parser.add_argument("--skip-pipeline", action="store_true", help="leave the pipeline out")
     parser.add_argument(
         "--band-size", type=int, default=60, help="inputs per length band (0: no band table)"
@@ -302,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"torch {torch.__version__}, transformers {transformers.__version__}, "
             f"{args.threads or torch.get_num_threads()} thread(s), "
             f"load average {os.getloadavg()[0]:.1f}; "
-            f"DeBERTa-v2 hidden {args.hidden}, {args.layers} layers; {len(pairs)} {args.inputs} "
+            f"{args.device}; DeBERTa-v2 hidden {args.hidden}, {args.layers} layers; "
+            f"{len(pairs)} {args.inputs} "
             f"inputs of {min(lengths)}-{max(lengths)} tokens (median {int(np.median(lengths))}, "
             f"mean {np.mean(lengths):.0f})"
         )
@@ -313,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         names.append("TransformersJudge")
         options = {
             "threads": args.threads,
+            "device": args.device,
             "batch_size": args.batch_size,
             "tokens_per_batch": args.tokens_per_batch,
         }
