@@ -9,10 +9,11 @@ of ``mtbench_votes.json``) under ``../shared/data`` next to the repository, or
 ``$JUDGEPROBE_DATA``. GPT-4's recorded verdicts are the judge; lengths are words, the only unit
 the files give. Three ways of reading the votes are compared:
 
-- ``post``: the post's join (units keyed by the ordered model pair, ``match="ordered"``), its
-  majority (tie votes dropped before the strict majority, ``majority_ties="drop"``) and its
-  length measure (both answers of the dialogue, ``lengths="dialogue"``), in words;
-- ``post, turn lengths``: the same with the judged turn's answer only;
+- ``post, in words``: the post's join (units keyed by the ordered model pair,
+  ``match="ordered"``), its majority (tie votes dropped before the strict majority,
+  ``majority_ties="drop"``) and its length measure (both answers of the dialogue,
+  ``lengths="dialogue"``), in words;
+- ``judged turn, post's join``: the same with the judged turn's answer only;
 - ``default``: judgeprobe's defaults (unordered pairs, ties counted in the majority, the judged
   turn's answer).
 
@@ -61,8 +62,8 @@ class Reading:
 
 
 READINGS = (
-    Reading("post", "ordered", "drop", "dialogue"),
-    Reading("post, turn lengths", "ordered", "drop", "turn"),
+    Reading("post, in words", "ordered", "drop", "dialogue"),
+    Reading("judged turn, post's join", "ordered", "drop", "turn"),
     Reading("default", "unordered", "count", "turn"),
 )
 
