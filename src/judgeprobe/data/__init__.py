@@ -19,6 +19,7 @@ from judgeprobe.data.items import (
     strict_majority,
 )
 from judgeprobe.data.mt_bench import load_mt_bench_human
+from judgeprobe.data.mt_bench_votes import load_mt_bench_votes
 from judgeprobe.data.pairwise_sets import (
     load_evalbiasbench,
     load_hh_rlhf,
@@ -50,6 +51,7 @@ __all__ = [
     "load_judgebench",
     "load_llmbar",
     "load_mt_bench_human",
+    "load_mt_bench_votes",
     "load_pandalm",
     "load_pyrit_csv",
     "load_table",

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from judgeprobe.errors import DataError
+
 PairwiseChoice = Literal["A", "B", "tie"]
 """A pairwise vote: response A is better, response B is better, or neither."""
 
@@ -73,6 +75,11 @@ class PairwiseItem:
 
     ``conversation_a``/``conversation_b`` keep the full multi-turn dialogue when the source has one
     (MT-Bench); ``prompt``/``response_a``/``response_b`` then hold the turn under judgment.
+
+    A source may publish votes and response lengths without the texts (MT-Bench's released
+    votes): such an item has ``has_texts=False``, empty ``prompt``/``response_a``/``response_b``
+    placeholders and its lengths in ``lengths``. Whatever needs the texts (a judge request, a
+    length unit not in ``lengths``) raises instead of using the placeholders.
     """
 
     id: str
@@ -89,6 +96,11 @@ class PairwiseItem:
     conversation_a: tuple[Mapping[str, str], ...] = ()
     conversation_b: tuple[Mapping[str, str], ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    lengths: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Lengths of response A and response B given as data, by unit (``{"words": (540, 411)}``);
+    they take precedence over lengths measured from the texts."""
+    has_texts: bool = True
+    """False when the source has no texts: the text fields are empty placeholders."""
 
     def human_majority(self, *, include_ties: bool = True) -> PairwiseChoice | None:
         """The strict majority of human votes, or None when there is none.
@@ -115,13 +127,25 @@ def strict_majority(votes: Sequence[Vote], *, include_ties: bool = True) -> Pair
 Item = PointwiseItem | PairwiseItem
 
 
+def require_texts(item: PairwiseItem, purpose: str) -> None:
+    """Raise :class:`~judgeprobe.errors.DataError` when ``item`` has no texts for ``purpose``."""
+    if not item.has_texts:
+        given = ", ".join(sorted(item.lengths)) or "none"
+        raise DataError(
+            f"item {item.id!r} has no prompt or response texts (its source gives only the "
+            f"votes and the response lengths, in {given}); {purpose} needs the texts"
+        )
+
+
 def item_fields(item: Item) -> dict[str, str]:
     """The fields a rubric template can read from ``item``.
 
     Pointwise: ``prompt``, ``response`` and, when present, ``reference``; pairwise: ``prompt``,
-    ``response_a``, ``response_b``. A request keeps only the ones its rubric uses.
+    ``response_a``, ``response_b``. A request keeps only the ones its rubric uses. A pairwise
+    item without texts (``has_texts=False``) raises :class:`~judgeprobe.errors.DataError`.
     """
     if isinstance(item, PairwiseItem):
+        require_texts(item, "a judge request")
         return {"prompt": item.prompt, "response_a": item.response_a, "response_b": item.response_b}
     fields = {"prompt": item.prompt, "response": item.response}
     if item.reference is not None:

@@ -12,6 +12,8 @@ environment variable) laid out like the project's shared data folder::
     demo, demo:refusal, demo:pairwise   the shipped demo set (no data root needed)
     judgebench, judgebench:gpt-4o, judgebench:claude
     mt-bench-human[:human|:gpt4_pair|:both]   from the Hugging Face hub (needs judgeprobe[hf])
+    mt-bench-votes[:unordered|:ordered]       mt_bench_human_judgments/ (votes and word counts,
+                                              no texts; ``:ordered`` is the ordered-pair join)
 
 A path is loaded by the loader its name or columns point to (``dataset.json`` -> LLMBar, a CSV
 opening with ``#`` comments -> PyRIT, ``chosen``/``rejected`` -> HH-RLHF, ...), else by
@@ -30,6 +32,7 @@ from judgeprobe.data.attaq import load_attaq
 from judgeprobe.data.dataset import Dataset
 from judgeprobe.data.demo import load_demo
 from judgeprobe.data.mt_bench import HUB_ID, SPLITS, load_mt_bench_human
+from judgeprobe.data.mt_bench_votes import LENGTHS_FILE, MATCHES, load_mt_bench_votes
 from judgeprobe.data.pairwise_sets import (
     load_evalbiasbench,
     load_hh_rlhf,
@@ -56,6 +59,7 @@ LOADERS: dict[str, Loader] = {
     "evalbiasbench": load_evalbiasbench,
     "attaq": load_attaq,
     "mt-bench-human": load_mt_bench_human,
+    "mt-bench-votes": load_mt_bench_votes,
 }
 """Loader names accepted before a colon in a spec."""
 
@@ -65,6 +69,7 @@ _FIXED: dict[str, tuple[str, ...]] = {
     "evalbiasbench": ("offsetbias_evalbiasbench", "biasbench.json"),
     "attaq": ("attaq", "attaq_dataset.csv"),
     "judgebench": ("judgebench",),
+    "mt-bench-votes": ("mt_bench_human_judgments",),
 }
 
 _MT_BENCH_COLUMNS = {
@@ -134,6 +139,10 @@ def load_dataset(spec: str | Path, **options: Any) -> Dataset:
         if len(matches) != 1:
             raise ConfigError(f"judgebench:{rest} matches {len(matches)} files in {path}")
         path = matches[0]
+    if loader == "mt-bench-votes" and rest:
+        if rest not in MATCHES:
+            raise ConfigError(f"unknown MT-Bench votes matching {rest!r}; use one of {MATCHES}")
+        options["match"] = rest
     options.setdefault("name", text)
     return LOADERS[loader](path, **options)
 
@@ -184,6 +193,7 @@ def _load_path(path: Path, options: dict[str, Any]) -> Dataset:
             ("dataset.json", load_llmbar),
             ("testset-v1.json", load_pandalm),
             ("biasbench.json", load_evalbiasbench),
+            (LENGTHS_FILE, load_mt_bench_votes),
         ):
             if (path / marker).is_file():
                 return loader(path, **options)
@@ -196,6 +206,7 @@ def _load_path(path: Path, options: dict[str, Any]) -> Dataset:
         "dataset.json": load_llmbar,
         "testset-v1.json": load_pandalm,
         "biasbench.json": load_evalbiasbench,
+        LENGTHS_FILE: load_mt_bench_votes,
     }
     if path.name in by_name:
         return by_name[path.name](path, **options)

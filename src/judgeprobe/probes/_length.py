@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from judgeprobe.data.items import PairwiseChoice, PairwiseItem
+from judgeprobe.data.items import PairwiseChoice, PairwiseItem, require_texts
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes._pairwise import length_tie_break
 
@@ -65,12 +65,43 @@ def relative_gap(len_a: float, len_b: float) -> float:
     return 0.0 if longest == 0 else abs(len_a - len_b) / longest
 
 
+def response_lengths(item: PairwiseItem, unit: LengthUnit) -> tuple[int, int]:
+    """The lengths of response A and response B in ``unit``.
+
+    Lengths given as data (``item.lengths``) are used as they are; otherwise they are measured
+    from the texts. An item with neither raises :class:`~judgeprobe.errors.DataError`.
+    """
+    given = item.lengths.get(unit)
+    if given is not None:
+        return given
+    require_texts(item, f"length unit {unit!r}")
+    return text_length(item.response_a, unit), text_length(item.response_b, unit)
+
+
+def check_lengths(items: Sequence[PairwiseItem], units: Iterable[tuple[str, LengthUnit]]) -> None:
+    """Every item must have a length in each ``(option, unit)``: from its texts or as data.
+
+    Raises :class:`~judgeprobe.errors.ConfigError` naming the option and the units the items
+    do have, so that a length is never measured on the empty placeholders of an item without
+    texts.
+    """
+    for option, unit in units:
+        missing = [i for i in items if not i.has_texts and unit not in i.lengths]
+        if missing:
+            given = sorted({u for i in missing for u in i.lengths})
+            offer = f"their source gives lengths in {given} only" if given else "nor lengths"
+            raise ConfigError(
+                f"{option}: length unit {unit!r} needs the response texts, and {len(missing)} "
+                f"item(s) have none (e.g. {missing[0].id!r}); {offer}"
+            )
+
+
 def length_null_choice(
     item: PairwiseItem, unit: LengthUnit, *, on_equal: OnEqual = "random", seed: int = 0
 ) -> PairwiseChoice:
     """The length-only null's vote: the longer response; on equal lengths a seeded coin flip
     (``on_equal="random"``) or ``tie``."""
-    a, b = text_length(item.response_a, unit), text_length(item.response_b, unit)
+    a, b = response_lengths(item, unit)
     if a != b:
         return "A" if a > b else "B"
     return "tie" if on_equal == "tie" else length_tie_break(item, seed)
@@ -78,7 +109,7 @@ def length_null_choice(
 
 def item_gap(item: PairwiseItem, unit: LengthUnit) -> float:
     """The relative length gap of ``item``'s two responses."""
-    return relative_gap(text_length(item.response_a, unit), text_length(item.response_b, unit))
+    return relative_gap(*response_lengths(item, unit))
 
 
 @dataclass(frozen=True, slots=True)

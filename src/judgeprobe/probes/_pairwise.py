@@ -331,10 +331,23 @@ def interval_rows(labelled: Sequence[tuple[str, Estimate]]) -> list[dict[str, An
     ]
 
 
-def human_majority(item: PairwiseItem) -> PairwiseChoice | None:
-    """The strict majority of all human votes, ties counted as a choice (None without one).
+MajorityTies = Literal["count", "drop"]
+"""How the human majority treats tie votes. ``count``: a tie is a choice like A and B, the
+majority is that of all votes, computed the same way whether ties are included or not (with ties
+excluded, an item whose majority is a tie is then dropped by :func:`comparable`). ``drop``: tie
+votes are removed first and the majority is that of the decisive votes (the length-null post's
+"strict majority, ties dropped"); an item with only tie votes has none."""
 
-    Computed the same way whether ties are included or not; with ties excluded, an item whose
-    majority is a tie is then dropped by :func:`comparable`, as FastChat drops tie votes.
-    """
-    return strict_majority(item.human_votes, include_ties=True)
+MAJORITY_TIES: tuple[MajorityTies, ...] = ("count", "drop")
+
+
+def check_majority_ties(value: str) -> None:
+    """Validate the ``majority_ties`` option."""
+    if value not in MAJORITY_TIES:
+        raise ConfigError(f"majority_ties must be one of {MAJORITY_TIES}, got {value!r}")
+
+
+def human_majority(item: PairwiseItem, ties: MajorityTies = "count") -> PairwiseChoice | None:
+    """The strict majority of the human votes (None without one); ``ties`` as in
+    :data:`MajorityTies`."""
+    return strict_majority(item.human_votes, include_ties=ties == "count")

@@ -39,6 +39,8 @@ from judgeprobe.probes._pairwise import (
     ClusterBy,
     Comparisons,
     JudgeVotes,
+    MajorityTies,
+    check_majority_ties,
     check_options,
     check_rubric,
     check_source,
@@ -90,6 +92,7 @@ def tally(
     *,
     include_ties: bool,
     cluster: ClusterBy,
+    majority_ties: MajorityTies = "count",
 ) -> AgreementTally:
     """Judge-human, judge-majority and human-human comparisons of ``items``."""
     out = AgreementTally(Comparisons(), Comparisons(), Comparisons())
@@ -100,7 +103,7 @@ def tally(
         where = cluster_of(item, cluster)
         for human in item.human_votes:
             out.votes.add(vote.choice, human.choice, where, include_ties)
-        majority = human_majority(item)
+        majority = human_majority(item, majority_ties)
         if majority is None:
             out.no_majority += 1
         else:
@@ -129,6 +132,10 @@ class HumanAgreementProbe(Probe):
         B are exchanged becomes ``tie (inconsistent)``. Shares its calls with the position probe.
     include_ties : bool, default False
         Keep comparisons with a tie on either side (FastChat's "with tie").
+    majority_ties : {"count", "drop"}, default "count"
+        The human majority counts tie votes as a choice, or drops them first and takes the
+        majority of the decisive votes (the length-null post's MT-Bench figure); see
+        :data:`judgeprobe.probes._pairwise.MajorityTies`.
     cluster : {"question", "prompt", "item"}, default "question"
         Unit of the cluster bootstrap. Comparisons of one item are always clustered together.
     by : tuple of {"category", "turn"}, default both
@@ -154,10 +161,12 @@ class HumanAgreementProbe(Probe):
     min_slice_items: int = 20
     confidence_level: float = 0.95
     n_resamples: int = 2000
+    majority_ties: MajorityTies = "count"
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source, self.human_raters)
         check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
+        check_majority_ties(self.majority_ties)
         if self.orders not in ("original", "both"):
             raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
 
@@ -187,7 +196,13 @@ class HumanAgreementProbe(Probe):
         rows: list[dict[str, Any]] = []
         excluded: dict[str, Any] = {"judge": dict(judge.excluded)}
         for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
-            counts = tally(chosen, judge, include_ties=self.include_ties, cluster=self.cluster)
+            counts = tally(
+                chosen,
+                judge,
+                include_ties=self.include_ties,
+                cluster=self.cluster,
+                majority_ties=self.majority_ties,
+            )
             new = self._findings(counts, labels, ctx.seed)
             findings.extend(new)
             rows.extend(_row(f) for f in new)

@@ -22,7 +22,7 @@ import numpy as np
 
 from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
 from judgeprobe.errors import ConfigError
-from judgeprobe.probes._length import LengthUnit, check_unit, text_length
+from judgeprobe.probes._length import LengthUnit, check_lengths, check_unit, response_lengths
 from judgeprobe.probes._pairwise import (
     LIVE,
     ClusterBy,
@@ -81,7 +81,8 @@ def outcome_rows(
         choice = choices.get(item.id)
         if choice is None:
             continue
-        diff = float(text_length(item.response_a, unit) - text_length(item.response_b, unit))
+        len_a, len_b = response_lengths(item, unit)
+        diff = float(len_a - len_b)
         where = cluster_of(item, cluster)
         y_a = _OUTCOME[choice]
         if not by_model:
@@ -173,6 +174,7 @@ class LengthControlledWinRateProbe(Probe):
     ) -> ProbeResult:
         pairs = keep_raters(pairwise_items(items), self.human_raters)
         check_source(pairs, self.judge_source)
+        check_lengths(pairs, [(f"unit={self.unit!r}", self.unit)])
         judged = [i for i in pairs if i.human_votes] if self.judge_source == LIVE else pairs
         judge: JudgeVotes = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)
         by_model = self._by_model(pairs)

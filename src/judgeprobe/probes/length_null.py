@@ -42,6 +42,7 @@ from judgeprobe.probes._length import (
     LengthBin,
     LengthUnit,
     OnEqual,
+    check_lengths,
     check_unit,
     item_gap,
     length_null_choice,
@@ -52,6 +53,8 @@ from judgeprobe.probes._pairwise import (
     ClusterBy,
     Comparisons,
     JudgeVotes,
+    MajorityTies,
+    check_majority_ties,
     check_options,
     check_rubric,
     check_source,
@@ -124,12 +127,13 @@ def matched_rows(
     include_ties: bool,
     cluster: ClusterBy,
     seed: int,
+    majority_ties: MajorityTies = "count",
 ) -> list[MatchedRow]:
     """Items where the judge's vote and the human majority can be compared."""
     rows: list[MatchedRow] = []
     for item in items:
         vote = judge.votes.get(item.id)
-        majority = human_majority(item)
+        majority = human_majority(item, majority_ties)
         if vote is None or majority is None or not comparable(vote.choice, majority, include_ties):
             continue
         null = length_null_choice(item, unit, on_equal=on_equal, seed=seed)
@@ -200,6 +204,9 @@ class LengthNullProbe(Probe):
         Gap bins ``[low, high)``; ``high`` None is unbounded; bins may nest.
     falsifier : Falsifier, optional
         The pre-registered test (a mapping or YAML text is parsed into one).
+    majority_ties : {"count", "drop"}, default "count"
+        How the human majority treats tie votes (see
+        :class:`~judgeprobe.probes.human_agreement.HumanAgreementProbe`).
     human_raters, cluster, by, min_slice_items, confidence_level, n_resamples
         As in :class:`~judgeprobe.probes.human_agreement.HumanAgreementProbe`.
     """
@@ -222,6 +229,7 @@ class LengthNullProbe(Probe):
     min_slice_items: int = 20
     confidence_level: float = 0.95
     n_resamples: int = 2000
+    majority_ties: MajorityTies = "count"
     _bins: tuple[LengthBin, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
@@ -230,6 +238,7 @@ class LengthNullProbe(Probe):
         check_unit(self.unit)
         for unit in self.compare_units:
             check_unit(unit)
+        check_majority_ties(self.majority_ties)
         if self.on_equal not in ("random", "tie"):
             raise ConfigError(f"on_equal must be 'random' or 'tie', got {self.on_equal!r}")
         object.__setattr__(self, "bins", tuple(tuple(b) for b in self.bins))
@@ -269,6 +278,11 @@ class LengthNullProbe(Probe):
     ) -> ProbeResult:
         pairs = keep_raters(pairwise_items(items), self.human_raters)
         check_source(pairs, self.judge_source)
+        check_lengths(
+            pairs,
+            [(f"unit={self.unit!r}", self.unit)]
+            + [(f"compare_units={self.compare_units!r}", u) for u in self.compare_units],
+        )
         judged = live_items(pairs) if self.judge_source == LIVE else pairs
         judge = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)
         findings: list[Finding] = []
@@ -288,6 +302,7 @@ class LengthNullProbe(Probe):
                 include_ties=self.include_ties,
                 cluster=self.cluster,
                 seed=ctx.seed,
+                majority_ties=self.majority_ties,
             )
             for length_bin in self._bins:
                 result = bin_result(
@@ -316,6 +331,12 @@ class LengthNullProbe(Probe):
             "relative gap = |len_a - len_b| / max(len_a, len_b); bins are [low, high).",
             _exclusion_note(judge),
         ]
+        given = sum(self.unit in item.lengths for item in pairs)
+        if given:
+            notes.append(
+                f"Lengths in {self.unit} of {given} of {len(pairs)} items are given as data by "
+                "the source, not measured from texts."
+            )
         if self.falsifier is not None:
             verdict = self._decide(self.falsifier, overall_rows, ctx.seed)
             findings.append(_falsifier_finding(verdict))
@@ -354,7 +375,8 @@ class LengthNullProbe(Probe):
         level, ties = self.confidence_level, self.include_ties
         judge_majority = Comparisons()
         for item in items:
-            vote, majority = judge.votes.get(item.id), human_majority(item)
+            vote = judge.votes.get(item.id)
+            majority = human_majority(item, self.majority_ties)
             if vote is not None and majority is not None:
                 judge_majority.add(vote.choice, majority, cluster_of(item, self.cluster), ties)
         out = [
@@ -372,7 +394,7 @@ class LengthNullProbe(Probe):
                 null = length_null_choice(item, unit, on_equal=self.on_equal, seed=seed)
                 for human in item.human_votes:
                     votes.add(null, human.choice, where, ties)
-                majority = human_majority(item)
+                majority = human_majority(item, self.majority_ties)
                 if majority is not None:
                     majority_c.add(null, majority, where, ties)
                 vote = judge.votes.get(item.id)

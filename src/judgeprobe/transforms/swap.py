@@ -35,7 +35,8 @@ def swap_vote(vote: Vote) -> Vote:
 
 
 def swap_positions(item: PairwiseItem) -> PairwiseItem:
-    """``item`` with responses, models, conversations and every vote exchanged between A and B.
+    """``item`` with responses, models, conversations, given lengths and every vote exchanged
+    between A and B.
 
     The id is kept (the swapped item is the same comparison shown in the other order);
     ``metadata["positions_swapped"]`` marks the swapped copy.
@@ -62,6 +63,7 @@ def swap_positions(item: PairwiseItem) -> PairwiseItem:
             judge: tuple(swap_vote(v) for v in votes) for judge, votes in item.judge_votes.items()
         },
         metadata=_toggle(item.metadata),
+        lengths={unit: (b, a) for unit, (a, b) in item.lengths.items()},
     )
 
 
