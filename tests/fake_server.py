@@ -7,6 +7,10 @@ object when the request asks for JSON. A seeded fault mix turns a share of calls
 or a garbage body; which call fails depends only on the seed, the request's content and how many
 times that content arrived, never on arrival order, so a concurrent run is reproducible.
 
+With ``echo_credentials`` it plays a careless server that repeats the credentials it was sent (the
+Authorization header, basic-auth user and password, any request field outside the chat API) in
+every answer and every error message, for tests that check no secret is written anywhere.
+
 The server counts every call per request content (``received``) and every good answer
 (``answered``), so tests can check that no finished call was repeated. ``GET /stats`` returns the
 counters as JSON. It depends on aiohttp and the standard library only, so a benchmark can run it
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import hashlib
 import json
@@ -95,6 +100,7 @@ class FakeServer:
     faults : the fault mix.
     labels : the labels it answers with; a call's label is ``labels[hash(body) % len]``.
     confidence : probability of the chosen label in the logprobs (the rest share the remainder).
+    echo_credentials : repeat the credentials of each call in its answer's text and error messages.
     """
 
     def __init__(
@@ -105,12 +111,14 @@ class FakeServer:
         labels: Sequence[str] = ("true", "false"),
         confidence: float = 0.75,
         model: str = "stub-judge",
+        echo_credentials: bool = False,
     ) -> None:
         self.latency_s = latency_s
         self.faults = faults or FaultMix()
         self.labels = tuple(labels)
         self.confidence = confidence
         self.model = model
+        self.echo_credentials = echo_credentials
         self.received: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
@@ -199,24 +207,26 @@ class FakeServer:
         if self.script:
             reply = self.script.popleft()
             return _scripted(reply)
+        echo = _credentials(request, body) if self.echo_credentials else ""
         fault = self.faults.pick(key, arrival)
         if fault is not None:
             self.fault_counts[fault] += 1
-            return await self._fault(fault)
+            return await self._fault(fault, echo)
         self.answered[key] += 1
         return web.Response(
-            body=json.dumps(self._completion(body, key)).encode(), content_type="application/json"
+            body=json.dumps(self._completion(body, key, echo)).encode(),
+            content_type="application/json",
         )
 
-    async def _fault(self, fault: str) -> web.StreamResponse:
+    async def _fault(self, fault: str, echo: str = "") -> web.StreamResponse:
         if fault == "429":
             return web.json_response(
-                {"error": {"message": "rate limit reached", "type": "rate_limit"}},
+                {"error": {"message": f"rate limit reached{echo}", "type": "rate_limit"}},
                 status=429,
                 headers={"Retry-After": self.faults.retry_after},
             )
         if fault == "500":
-            return web.json_response({"error": {"message": "internal error"}}, status=500)
+            return web.json_response({"error": {"message": f"internal error{echo}"}}, status=500)
         if fault == "garbage":
             return web.Response(body=b'{"choices": [{"mess<html>', content_type="application/json")
         assert self._closing is not None
@@ -224,7 +234,7 @@ class FakeServer:
             await asyncio.wait_for(self._closing.wait(), self.faults.timeout_sleep_s)
         return web.json_response({"error": {"message": "gateway timeout"}}, status=504)
 
-    def _completion(self, body: dict[str, Any], key: str) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], key: str, echo: str = "") -> dict[str, Any]:
         label = self.label_for(key)
         self.answers.append(label)
         messages = body.get("messages") or [{}]
@@ -241,7 +251,7 @@ class FakeServer:
             text = "".join(tokens)
         choice: dict[str, Any] = {
             "index": 0,
-            "message": {"role": "assistant", "content": text},
+            "message": {"role": "assistant", "content": text + echo},
             "finish_reason": "stop",
         }
         if body.get("logprobs") and not wants_json:
@@ -283,6 +293,22 @@ class FakeServer:
                 }
             )
         return entries
+
+
+_CHAT_FIELDS = frozenset(
+    {"model", "messages", "temperature", "max_tokens", "seed", "logprobs", "top_logprobs"}
+)
+
+
+def _credentials(request: web.Request, body: dict[str, Any]) -> str:
+    """What a careless server would repeat back: the credentials and unknown fields of a call."""
+    authorization = request.headers.get("Authorization", "")
+    parts = [authorization] if authorization else []
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "basic":
+        parts.append(base64.b64decode(value).decode("utf-8", "replace"))
+    parts += [f"{name}={body[name]}" for name in sorted(body) if name not in _CHAT_FIELDS]
+    return f" (you sent: {'; '.join(parts)})" if parts else ""
 
 
 def _requested_prefix(user: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +17,23 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.report import build_card
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "judgeprobe.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=600,
+        env=None if env is None else {**os.environ, **env},
     )
+
+
+TERMINAL = {"FORCE_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "400"}
+"""Makes rich print to a pipe as it would to a colour terminal (styles, hyperlinks), on one line."""
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+MARKUP = ["[/]", "[link=http://x]click me[/link]", "[bold red]loud[/]"]
 
 
 AUDIT = {
@@ -107,6 +118,33 @@ def test_cli_user_errors_are_one_line_without_a_traceback(tmp_path: Path) -> Non
     assert result.returncode == 2
     assert "unknown judge" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("column", MARKUP)
+def test_data_text_in_an_error_is_printed_as_written_never_as_terminal_markup(
+    column: str, tmp_path: Path
+) -> None:
+    (tmp_path / "hostile.csv").write_text(f"prompt,{column}\nhi,there\n", encoding="utf-8")
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", "hostile.csv"]
+    done = _cli(*args, "--store", "s.sqlite", cwd=tmp_path, env=TERMINAL)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    shown = ANSI.sub("", done.stderr)
+    assert "missing required column for 'response'" in shown
+    assert f"available columns: 'prompt', {column!r}" in shown
+    assert "\x1b]8;" not in done.stderr  # no live terminal hyperlink
+
+
+def test_data_and_file_names_in_the_score_summary_are_printed_as_written(tmp_path: Path) -> None:
+    name = "[bold]x[link=x]y"
+    (tmp_path / f"{name}.csv").write_text("prompt,response\nhi,there\nhow,now\n", encoding="utf-8")
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", f"{name}.csv"]
+    done = _cli(*args, "--store", "s.sqlite", "-o", f"{name}.jsonl", cwd=tmp_path, env=TERMINAL)
+    assert done.returncode == 0, done.stderr
+    shown = " ".join(ANSI.sub("", done.stdout).split())  # the title wraps to the table's width
+    assert f"2 items of {name} x 1 trial(s)" in shown
+    assert f"verdicts: {name}.jsonl" in shown
+    assert "\x1b]8;" not in done.stdout
 
 
 def test_fail_on_warn_turns_a_warning_into_a_failing_exit_code(tmp_path: Path) -> None:

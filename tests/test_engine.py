@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -276,3 +277,21 @@ def test_a_run_killed_mid_way_resumes_to_the_same_store_without_repeating_a_fini
     assert all(server.received[k] == calls_at_kill[k] for k in stored_keys)
     # only the calls in flight at the kill (at most the concurrency) were made twice
     assert sum(server.received.values()) - n <= judge.max_concurrency
+
+
+# -- progress -----------------------------------------------------------------------------------
+def test_the_progress_line_shows_its_description_as_written_never_as_markup() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from judgeprobe.engine.progress import EngineProgress
+
+    description = "[/] [link=http://x]click me[/link] (stage)"
+    screen = StringIO()
+    console = Console(file=screen, width=200, force_terminal=True, color_system="truecolor")
+    with EngineProgress(description, 3, enabled=True, console=console) as progress:
+        progress.update(done=1, called=1, cached=0, failed=0)
+    shown = screen.getvalue()
+    assert description in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+    assert "\x1b]8;" not in shown  # no terminal hyperlink

@@ -11,6 +11,7 @@ import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,7 +159,7 @@ async def test_api_key_never_appears_in_describe_fingerprint_repr_errors_or_logs
     assert server.authorizations[-1] == f"Bearer {KEY}"  # it was sent ...
     seen = [str(judge.describe()), judge.fingerprint, repr(judge), str(failure.value), caplog.text]
     assert all(KEY not in text for text in seen)  # ... and shown nowhere
-    assert "401" in str(failure.value) and "Incorrect API key ***" in str(failure.value)
+    assert "401" in str(failure.value) and "Incorrect API key [redacted]" in str(failure.value)
 
 
 # -- reading answers ----------------------------------------------------------------------------
@@ -464,3 +465,80 @@ def test_one_judge_serves_successive_event_loops() -> None:
         second = engine.run_sync([_request(judge, trial=1)])
     assert first.stats.ok == 1 and second.stats.ok == 1
     assert stub.calls == 2
+
+
+# -- no secret in anything written --------------------------------------------------------------
+EXTRA_KEY = "sk-extra-body-0123456789abcdef"
+PASSWORD = "url-password-0123456789"
+
+
+def _stub_url(stub: FakeServer, credentials: bool) -> str:
+    if not credentials:
+        return stub.base_url
+    return stub.base_url.replace("http://", f"http://judge-user:{PASSWORD}@")
+
+
+@pytest.mark.parametrize(
+    "credentials", ["api key and extra_body", "base URL"], ids=["key-and-body", "base-url"]
+)
+def test_no_configured_secret_reaches_the_run_store_or_any_card_file(
+    credentials: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgeprobe.audit import parse_config, run_audit
+    from judgeprobe.engine import run_blocking
+
+    in_url = credentials == "base URL"
+    secrets = [PASSWORD] if in_url else [KEY, EXTRA_KEY]
+    # an environment variable whose name does not look secret: the judge says what its key is
+    monkeypatch.setenv("JUDGEPROBE_TEST_LLM", KEY)
+    stub = FakeServer(echo_credentials=True)  # repeats what it was sent in every answer
+    with serve_in_thread(stub):
+        judge = OpenAIJudge(
+            _stub_url(stub, in_url),
+            "stub-judge",
+            api_key_env="UNSET_VARIABLE" if in_url else "JUDGEPROBE_TEST_LLM",
+            extra_body=None if in_url else {"api_key": EXTRA_KEY},
+        )
+        echoed = run_blocking(judge.judge(_request(judge))).raw_text
+        assert all(secret in echoed for secret in secrets)  # the server does echo them
+        stub.script.append(Scripted(401, {"error": {"message": f"bad key {' '.join(secrets)}"}}))
+        config = parse_config(
+            {
+                "judge": "profanity",  # replaced by ``judge`` below
+                "rubric": "refusal",
+                "data": "demo",
+                "probes": {"repetition": {"counts": [1]}},
+                "out": str(tmp_path / "out"),
+            }
+        )
+        command = f"judgeprobe audit --judge openai:stub-judge@{judge.base_url} -J extra_body="
+        outcome = run_audit(
+            config, judge=judge, command=command + f"'{{api_key: {EXTRA_KEY}}}'", progress=False
+        )
+    assert outcome.engine_totals["called"] > 1 and outcome.engine_totals["failed"] == 1
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert {"run.sqlite", "card.json", "card.md", "card.html"} <= {p.name for p in written}
+    for path in written:
+        content = path.read_bytes()
+        for secret in secrets:
+            assert secret.encode() not in content, (path.name, secret)
+    assert b"[redacted]" in (tmp_path / "out" / "run.sqlite").read_bytes()
+
+
+def test_secrets_in_base_url_and_extra_body_are_redacted_in_describe_and_messages() -> None:
+    judge = OpenAIJudge(
+        f"https://judge-user:{PASSWORD}@example.invalid/v1",
+        "m",
+        extra_body={"top_p": 1, "headers": {"Authorization": f"Bearer {EXTRA_KEY}"}},
+    )
+    described = judge.describe()
+    assert described["base_url"] == "https://[redacted]@example.invalid/v1"
+    assert described["extra_body"] == {"top_p": 1, "headers": {"Authorization": "[redacted]"}}
+    assert {PASSWORD, EXTRA_KEY} <= set(judge.secrets())
+    assert PASSWORD not in repr(judge) and EXTRA_KEY not in repr(judge)
+
+
+def test_the_fingerprint_of_a_judge_without_credentials_is_what_it_was() -> None:
+    # request keys of stored runs stay valid: pinned before credentials were redacted
+    plain = OpenAIJudge(**BASE, seed=3, extra_body={"top_p": 1, "user": "u"})
+    assert plain.fingerprint == "7b8972e0c369828b"

@@ -31,6 +31,7 @@ from judgeprobe.report.example import write_example_store
 from judgeprobe.report.figures import FigureDataError, figure_bytes
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY
 from judgeprobe.report.redact import REDACTED, redact
+from judgeprobe.report.text import WORD_JOINER
 from judgeprobe.stats.result import ConfidenceInterval, Estimate
 
 HOSTILE = [
@@ -456,7 +457,7 @@ def test_redact_keeps_short_values_and_names_of_key_variables() -> None:
     [
         ("<script>x</script>", "&lt;script&gt;x&lt;/script&gt;"),
         ("[a](javascript:b)", "\\[a\\]\\(javascript:b\\)"),
-        ("![i](http://x/y.png)", "\\!\\[i\\]\\(http://x/y.png\\)"),
+        ("![i](http://x/y.png)", "\\!\\[i\\]\\(http\\://x/y.png\\)"),
         ("a|b", "a\\|b"),
         ("`code`", "\\`code\\`"),
         ("*em* _em_ ~del~", "\\*em\\* \\_em\\_ \\~del\\~"),
@@ -503,6 +504,59 @@ def test_markdown_of_hostile_card_has_no_html_link_or_image_from_data(
     rendered = "".join(parsed.text)
     assert "<script>window.__pwned=1</script>" in rendered
     assert "[click me](javascript:window.__pwned=6)" in rendered
+
+
+LINKY = [
+    "see https://evil.example/a?b=c now",
+    "http://evil.example",
+    "ftp://evil.example/f",
+    "www.evil.example",
+    "(www.evil.example)",
+    "*https://evil.example/em*",
+    "mail admin@evil.example",
+    "first.last+tag@mail.evil.example",
+    "mailto:admin@evil.example",
+    "xmpp:admin@evil.example",
+    "<https://evil.example/autolink>",
+    "[click](https://evil.example)",
+    "![pixel](https://evil.example/p.png)",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("see https://evil.example/a", "see https\\://evil.example/a"),
+        ("ftp://evil.example", "ftp\\://evil.example"),
+        ("www.evil.example", "www\\.evil.example"),
+        ("WWW.evil.example", "WWW\\.evil.example"),
+        ("admin@evil.example", f"admin{WORD_JOINER}@evil.example"),
+        ("ratio 2:1, at 12:30", "ratio 2:1, at 12:30"),
+    ],
+)
+def test_escape_markdown_leaves_github_no_url_or_address_to_autolink(
+    text: str, escaped: str
+) -> None:
+    assert escape_markdown(text) == escaped
+
+
+def test_markdown_of_a_card_with_urls_and_addresses_has_no_link_on_github(
+    tmp_path: Path,
+) -> None:
+    cmarkgfm = pytest.importorskip("cmarkgfm", reason="the test extra's GFM renderer is missing")
+    from cmarkgfm.cmark import Options
+
+    store = write_example_store(tmp_path / "linky.sqlite", untrusted=LINKY)
+    text = render_markdown(build_card(store))
+    html = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
+    parsed = elements(html)
+    assert "a" not in {tag for tag, _ in parsed.tags}, re.findall(r"<a [^>]*>", html)[:5]
+    for tag, attrs in parsed.tags:
+        if tag == "img":  # only the card's own figures
+            assert re.fullmatch(r"figures/[a-z0-9-]+\.png", attrs["src"] or ""), attrs
+    rendered = "".join(parsed.text).replace(WORD_JOINER, "")
+    for hostile in LINKY:
+        assert hostile in rendered, hostile
 
 
 def test_markdown_table_rows_stay_one_row_per_item(hostile_texts: dict[str, str]) -> None:

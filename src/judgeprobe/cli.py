@@ -1,4 +1,9 @@
-"""The judgeprobe command line: a thin layer over the Python API."""
+"""The judgeprobe command line: a thin layer over the Python API.
+
+Text from data, files and the card (column names, labels, paths, error messages) is printed
+through :func:`rich.markup.escape`, never as rich markup, so ``[/]`` or ``[link=...]`` in a file
+shows as written instead of failing or printing a live terminal link.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from judgeprobe.errors import JudgeprobeError
@@ -154,7 +160,7 @@ def card(
         raise typer.BadParameter(f"no run store at {store}")
     paths = write_card(store, out_dir or store.parent)
     for kind, path in paths.items():
-        out.print(f"{kind}: {path}")
+        out.print(f"{kind}: {escape(str(path))}")
     card_json = paths.get("json")
     if card_json is not None:
         import json
@@ -205,7 +211,9 @@ def score(
 
     result = run_blocking(go())
     table = Table(
-        title=f"{len(items)} items of {dataset.name} x {trials} trial(s), rubric {the_rubric.name}"
+        title=escape(
+            f"{len(items)} items of {dataset.name} x {trials} trial(s), rubric {the_rubric.name}"
+        )
     )
     for column in ("status", "count"):
         table.add_column(column)
@@ -213,16 +221,16 @@ def score(
     for row in result.rows:
         counts[row.verdict.status.value] = counts.get(row.verdict.status.value, 0) + 1
     for status, count in sorted(counts.items()):
-        table.add_row(status, str(count))
+        table.add_row(escape(status), str(count))
     out.print(table)
     stats = result.stats
     out.print(
         f"judge calls: {stats.called}, from the store: {stats.cached}, skipped: {stats.skipped}"
     )
     if output is not None:
-        out.print(f"verdicts: {result.write(output)}")
+        out.print(f"verdicts: {escape(str(result.write(output)))}")
     if result.stopped:
-        console.print(f"[yellow]stopped early: {result.stopped}; run again to resume[/]")
+        console.print(f"[yellow]stopped early: {escape(result.stopped)}; run again to resume[/]")
 
 
 @app.command("probes")
@@ -234,7 +242,8 @@ def list_probes() -> None:
     for name in probe_names():
         cls = get_probe_class(name)
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        table.add_row(name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
+        cells = (name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
+        table.add_row(*(escape(str(cell)) for cell in cells))
     out.print(table)
 
 
@@ -248,7 +257,7 @@ def list_rubrics() -> None:
         rubric = builtin_rubric(name)
         rule = rubric.decision
         decision = "" if rule is None else f"{rule.positive} / {rule.negative}"
-        table.add_row(name, rubric.kind, rubric.hash, decision)
+        table.add_row(*(escape(str(cell)) for cell in (name, rubric.kind, rubric.hash, decision)))
     out.print(table)
 
 
@@ -263,7 +272,7 @@ def _run(config: Any, command: str) -> None:
     if card_doc is not None:
         _print_summary(card_doc)
     for kind, path in outcome.card_paths.items():
-        out.print(f"card ({kind}): {path}")
+        out.print(f"card ({kind}): {escape(str(path))}")
     totals = outcome.engine_totals
     out.print(
         f"judge calls: {totals.get('called', 0)}, distinct requests: {totals.get('distinct', 0)}, "
@@ -271,7 +280,7 @@ def _run(config: Any, command: str) -> None:
         f"unparseable: {totals.get('unparseable', 0)}, skipped: {totals.get('skipped', 0)}"
     )
     if not outcome.complete:
-        console.print(f"[yellow]incomplete: {outcome.reason}[/]")
+        console.print(f"[yellow]incomplete: {escape(str(outcome.reason))}[/]")
         raise typer.Exit(3)
     if card_doc is not None:
         raise typer.Exit(_exit_code(card_doc, config.fail_on))
@@ -293,15 +302,13 @@ _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "info": "blue
 
 def _print_summary(card_doc: dict[str, Any]) -> None:
     """The card's one-minute summary on the terminal: the headline, then one line per probe."""
-    from rich.markup import escape
-
     summary = card_doc.get("summary", {})
     out.print(f"[bold]{escape(str(summary.get('headline', '')))}[/]")
     for probe in summary.get("probes", []):
         status = str(probe.get("status", "n/a"))
-        style = _STATUS_STYLE.get(status, "")
+        style = _STATUS_STYLE.get(status, "none")
         out.print(
-            f"  [{style}]{status:>4}[/] {escape(str(probe.get('name')))}: "
+            f"  [{style}]{escape(f'{status:>4}')}[/] {escape(str(probe.get('name')))}: "
             f"{escape(str(probe.get('sentence', '')))}"
         )
 
@@ -311,7 +318,7 @@ def main() -> None:
     try:
         app()
     except JudgeprobeError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(2)
     except KeyboardInterrupt:
         console.print(

@@ -3,7 +3,8 @@
 It deduplicates requests by content key, answers what the run store already holds, skips inputs
 that exceed the judge's context window, runs the rest with bounded concurrency, retries transient
 failures with exponential backoff and full jitter (honouring Retry-After), respects rate limits and
-budgets, and stores every verdict the moment it arrives.
+budgets, and stores every verdict the moment it arrives. The judge's secrets (its API key, a key
+in its request body or base URL) are handed to the store, which redacts them from all it writes.
 """
 
 from __future__ import annotations
@@ -121,6 +122,9 @@ class Engine:
         self._spent_calls = 0
         self._spent_tokens = 0
         self._rng = random.Random()
+        secrets = getattr(judge, "secrets", None)  # optional in the protocol
+        if secrets is not None:
+            store.add_secrets(list(secrets()))
         store.register_judge(judge.fingerprint, judge.describe())
 
     # -- public -------------------------------------------------------------------------------
@@ -175,8 +179,7 @@ class Engine:
                     prompt_tokens=tokens,
                     attempts=0,
                 )
-                self.store.put(request, verdict)
-                verdicts[request.key] = verdict
+                verdicts[request.key] = self.store.put(request, verdict)
                 stats.skipped += 1
             else:
                 kept.append(request)
@@ -215,8 +218,7 @@ class Engine:
                     self._spent_calls += len(batch)
                     results = await self._call(batch, stats)
                     for request, verdict in zip(batch, results, strict=True):
-                        self.store.put(request, verdict)
-                        verdicts[request.key] = verdict
+                        verdicts[request.key] = self.store.put(request, verdict)
                         self._count(verdict, stats)
                     progress.update(
                         done=len(verdicts) - done_before,

@@ -1,4 +1,8 @@
-"""Progress on long work: done/total, calls/s, cache hits, failures, ETA; silent when not a TTY."""
+"""Progress on long work: done/total, calls/s, cache hits, failures, ETA; silent when not a TTY.
+
+The description can hold a probe's or a rubric's name, so it is shown as plain text, never parsed
+as rich markup.
+"""
 
 from __future__ import annotations
 
@@ -18,10 +22,20 @@ from rich.progress import (
 
 
 class EngineProgress:
-    """A progress bar the engine updates; a no-op when disabled or when stderr is not a terminal."""
+    """A progress bar the engine updates; a no-op when disabled or when stderr is not a terminal.
 
-    def __init__(self, description: str, total: int, *, enabled: bool | None = None) -> None:
-        console = Console(stderr=True)
+    It draws on ``console`` (default: standard error).
+    """
+
+    def __init__(
+        self,
+        description: str,
+        total: int,
+        *,
+        enabled: bool | None = None,
+        console: Console | None = None,
+    ) -> None:
+        console = console or Console(stderr=True)
         if enabled is None:
             enabled = console.is_terminal and sys.stderr.isatty()
         self.enabled = enabled and total > 0
@@ -31,7 +45,7 @@ class EngineProgress:
         self._task: TaskID | None = None
         if self.enabled:
             self._progress = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]:.1f} calls/s"),

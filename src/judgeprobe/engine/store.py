@@ -3,6 +3,11 @@
 Written append-only with one transaction per verdict (WAL mode), so a crash loses at most the calls
 in flight; read back by key through the primary-key index, so a lookup costs the same in the
 10th run as in the first. A report is rendered from this file alone.
+
+Nothing secret is written: every text goes through a :class:`~judgeprobe.redaction.Redactor`
+that knows the values of secret-looking environment variables and whatever the engine's judge
+declares (its API key, secrets in its request body or base URL), and recognises URL credentials.
+What :meth:`RunStore.put` stores (and returns) is the redacted verdict.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 from judgeprobe._hashing import canonical_json
 from judgeprobe.errors import StoreError
+from judgeprobe.redaction import Redactor
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.verdict import Verdict, VerdictStatus
@@ -77,8 +83,10 @@ class RunStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, secrets: Sequence[str] = ()) -> None:
         self.path = str(path)
+        self.redactor = Redactor(secrets)
+        """Applied to every text written; :meth:`add_secrets` teaches it more secrets."""
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -105,23 +113,34 @@ class RunStore:
     def close(self) -> None:
         self._db.close()
 
+    def add_secrets(self, secrets: Sequence[str]) -> None:
+        """Redact ``secrets`` from everything written from now on (a judge's API key...)."""
+        self.redactor.add(secrets)
+
     # -- metadata -----------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        self._db.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, self.redactor.text(value))
+        )
 
     def register_judge(self, fingerprint: str, description: Mapping[str, Any]) -> None:
         self._db.execute(
-            "INSERT OR IGNORE INTO judges VALUES (?, ?)", (fingerprint, canonical_json(description))
+            "INSERT OR IGNORE INTO judges VALUES (?, ?)",
+            (fingerprint, canonical_json(self.redactor.value(description))),
         )
 
     def register_rubric(self, rubric: Rubric) -> None:
         self._db.execute(
             "INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?)",
-            (rubric.hash, rubric.name, rubric.model_dump_json()),
+            (
+                rubric.hash,
+                self.redactor.text(rubric.name),
+                self.redactor.text(rubric.model_dump_json()),
+            ),
         )
 
     def judges(self) -> dict[str, dict[str, Any]]:
@@ -133,13 +152,29 @@ class RunStore:
         return {h: Rubric.model_validate_json(body) for h, body in rows}
 
     # -- verdicts -----------------------------------------------------------------------------
-    def put(self, request: Request, verdict: Verdict) -> None:
-        """Store one verdict in its own transaction (replacing an earlier failed one)."""
+    def put(self, request: Request, verdict: Verdict) -> Verdict:
+        """Store one verdict in its own transaction (replacing an earlier failed one).
+
+        Returns the verdict as stored: its raw text, error and meta redacted, so what the engine
+        hands on is what a later run reads back.
+        """
+        verdict = self._redact_verdict(verdict)
+        fields = [(name, self.redactor.text(text)) for name, text in request.fields]
         self._db.execute(
             f"INSERT OR REPLACE INTO verdicts ({_COLUMNS}) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            _row(request, verdict),
+            _row(request, verdict, fields),
         )
+        return verdict
+
+    def _redact_verdict(self, verdict: Verdict) -> Verdict:
+        redact = self.redactor
+        raw_text = redact.text(verdict.raw_text)
+        error = None if verdict.error is None else redact.text(verdict.error)
+        meta = redact.value(dict(verdict.meta), names=False) if verdict.meta else verdict.meta
+        if raw_text == verdict.raw_text and error == verdict.error and meta == verdict.meta:
+            return verdict
+        return verdict.but(raw_text=raw_text, error=error, meta=meta)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Verdict]:
         """Stored verdicts for ``keys`` (missing keys are absent from the result)."""
@@ -183,7 +218,7 @@ class RunStore:
     def start_run(self, config: Mapping[str, Any]) -> int:
         cursor = self._db.execute(
             "INSERT INTO runs (started, status, config) VALUES (?, 'running', ?)",
-            (time.time(), canonical_json(config)),
+            (time.time(), canonical_json(self.redactor.value(config))),
         )
         return int(cursor.lastrowid or 0)
 
@@ -194,7 +229,8 @@ class RunStore:
 
     def put_result(self, run_id: int, name: str, body: Mapping[str, Any]) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (run_id, name, canonical_json(body))
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
+            (run_id, self.redactor.text(name), canonical_json(self.redactor.value(body))),
         )
 
     def latest_run(self) -> tuple[int, dict[str, Any], str] | None:
@@ -225,13 +261,13 @@ class RunStore:
         return {name: json.loads(body) for name, body in rows}
 
 
-def _row(request: Request, verdict: Verdict) -> tuple[Any, ...]:
+def _row(request: Request, verdict: Verdict, fields: Sequence[tuple[str, str]]) -> tuple[Any, ...]:
     return (
         request.key,
         request.judge,
         request.rubric.hash,
         request.trial,
-        canonical_json(request.fields),
+        canonical_json(fields),
         verdict.status.value,
         verdict.score,
         verdict.label,

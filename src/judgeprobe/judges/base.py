@@ -76,6 +76,14 @@ class BaseJudge:
     def describe(self) -> dict[str, Any]:
         return {"backend": self.backend}
 
+    def secrets(self) -> list[str]:
+        """Values this judge is configured with that must never be written (API keys...).
+
+        The engine hands them to the run store, which redacts them from every verdict, error
+        and description it writes. Optional in the :class:`Judge` protocol; none by default.
+        """
+        return []
+
     @property
     def fingerprint(self) -> str:
         return content_hash(self.describe())

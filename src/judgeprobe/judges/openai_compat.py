@@ -5,7 +5,12 @@ timeouts and bodies that are not a chat completion raise
 :class:`~judgeprobe.errors.RetryableJudgeError` (with the server's ``Retry-After``); other 4xx raise
 :class:`~judgeprobe.errors.FatalJudgeError`. Retries, backoff, rate limits, budgets and caching are
 the engine's. The API key is read from the environment at call time and sent only as a header: it
-is never stored, described, fingerprinted, logged or put into an error message.
+is never stored, described, fingerprinted, logged or put into an error message. Nor is any other
+credential the judge is configured with: the user and password of ``base_url``, a secret query
+parameter of it (``?api_key=``), or a value of ``extra_body`` under a secret-looking name
+(``api_key``, ``Authorization``...). :meth:`OpenAIJudge.describe` shows them as ``[redacted]``
+(so the fingerprint does not depend on them either) and :meth:`OpenAIJudge.secrets` lists them for
+the run store, which redacts them from everything it writes, a server's echo of them included.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import aiohttp
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.parsing import verdict_from_distribution, verdict_from_text
+from judgeprobe.redaction import Redactor, mapping_secrets, redact_text, url_secrets
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.verdict import Verdict
@@ -52,7 +58,9 @@ class OpenAIJudge(BaseJudge):
         The model name the server expects.
     api_key_env : str
         Environment variable holding the API key, read at each call and sent as a Bearer token.
-        When unset, no Authorization header is sent (local servers).
+        When unset, no Authorization header is sent (local servers). Credentials can also sit
+        in ``base_url`` (``https://user:password@host/v1``, sent as HTTP basic auth) or in
+        ``extra_body``; every one of them is redacted from what judgeprobe writes.
     temperature, seed, max_tokens : decoding parameters passed through. With ``seed`` set, trial
         ``t`` is sent with ``seed + t``.
     logprobs, top_logprobs : ask for next-token log-probabilities; where the server returns them
@@ -77,6 +85,9 @@ class OpenAIJudge(BaseJudge):
     >>> same = OpenAIJudge("http://127.0.0.1:8000/v1", "gemma-3-270m", seed=7)
     >>> judge.fingerprint == same.fingerprint
     True
+    >>> OpenAIJudge("https://bob:pw@host/v1", "m", extra_body={"api_key": "k"}).describe()[
+    ...     "extra_body"]
+    {'api_key': '[redacted]'}
     """
 
     backend = "openai"
@@ -134,9 +145,10 @@ class OpenAIJudge(BaseJudge):
 
     # -- identity -----------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
+        """What this judge is, with every credential it holds shown as ``[redacted]``."""
         described: dict[str, Any] = {
             "backend": self.backend,
-            "base_url": self.base_url,
+            "base_url": redact_text(self.base_url),
             "model": self.model,
             "revision": self.revision,
             "temperature": self.temperature,
@@ -147,9 +159,18 @@ class OpenAIJudge(BaseJudge):
         if self.logprobs:
             described["top_logprobs"] = self.top_logprobs
         if self.extra_body:
-            described["extra_body"] = self.extra_body
+            described["extra_body"] = Redactor(environment=False).value(self.extra_body)
         described["prompt_format"] = PROMPT_FORMAT
         return described
+
+    def secrets(self) -> list[str]:
+        """The API key (as the environment holds it now) and every credential in the config."""
+        key = os.environ.get(self.api_key_env) or None
+        return self._secrets(key)
+
+    def _secrets(self, key: str | None) -> list[str]:
+        found = [key] if key else []
+        return [*found, *url_secrets(self.base_url), *mapping_secrets(self.extra_body)]
 
     def count_tokens(self, request: Request) -> int | None:
         """A cheap estimate (4 characters per token), only when a context window is set."""
@@ -180,6 +201,7 @@ class OpenAIJudge(BaseJudge):
     async def judge(self, request: Request) -> Verdict:
         payload = json.dumps(self.body(request)).encode()
         key = os.environ.get(self.api_key_env) or None
+        secrets = self._secrets(key)
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -191,26 +213,28 @@ class OpenAIJudge(BaseJudge):
                 retry_after = _retry_after(response.headers)
         except TimeoutError as exc:
             raise RetryableJudgeError(
-                f"no answer from {self._url} within {self.timeout_s:g} s"
+                _redact(f"no answer from {self._url} within {self.timeout_s:g} s", secrets)
             ) from exc
         except aiohttp.InvalidURL as exc:
-            raise FatalJudgeError(f"invalid URL {self._url}") from exc
+            raise FatalJudgeError(_redact(f"invalid URL {self._url}", secrets)) from exc
         except aiohttp.ClientError as exc:
-            reason = _redact(str(exc), key)[:_SNIPPET]
+            reason = _redact(str(exc), secrets)[:_SNIPPET]
             raise RetryableJudgeError(
-                f"connection to {self.base_url} failed ({type(exc).__name__}: {reason})"
+                _redact(f"connection to {self.base_url} failed", secrets)
+                + f" ({type(exc).__name__}: {reason})"
             ) from exc
         if status != 200:
-            raise _status_error(status, raw, retry_after, self._url, key)
+            raise _status_error(status, raw, retry_after, self._url, secrets)
         try:
             data = json.loads(raw)
         except ValueError as exc:
             raise RetryableJudgeError(
-                f"{self._url} answered with a body that is not JSON: {_snippet(raw, key)!r}"
+                _redact(f"{self._url} answered with a body that is not JSON: ", secrets)
+                + repr(_snippet(raw, secrets))
             ) from exc
-        return self._verdict(request, data, raw, key)
+        return self._verdict(request, data, raw, secrets)
 
-    def _verdict(self, request: Request, data: Any, raw: bytes, key: str | None) -> Verdict:
+    def _verdict(self, request: Request, data: Any, raw: bytes, secrets: Sequence[str]) -> Verdict:
         try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
@@ -218,10 +242,13 @@ class OpenAIJudge(BaseJudge):
                 raise TypeError("not a chat completion")
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise RetryableJudgeError(
-                f"{self._url} answered without a chat completion: {_snippet(raw, key)!r}"
+                _redact(f"{self._url} answered without a chat completion: ", secrets)
+                + repr(_snippet(raw, secrets))
             ) from exc
         if not isinstance(text, str):
-            raise RetryableJudgeError(f"{self._url} answered with non-text content")
+            raise RetryableJudgeError(
+                _redact(f"{self._url} answered with non-text content", secrets)
+            )
         usage = data.get("usage")
         if not isinstance(usage, dict):
             usage = {}
@@ -431,9 +458,9 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _status_error(
-    status: int, raw: bytes, retry_after: float | None, url: str, key: str | None
+    status: int, raw: bytes, retry_after: float | None, url: str, secrets: Sequence[str]
 ) -> RetryableJudgeError | FatalJudgeError:
-    message = f"HTTP {status} from {url}: {_server_message(raw, key)}"
+    message = f"HTTP {status} from {_redact(url, secrets)}: {_server_message(raw, secrets)}"
     if status in _RETRYABLE_STATUS or status >= 500:
         return RetryableJudgeError(message, retry_after=retry_after)
     hint = {
@@ -444,28 +471,27 @@ def _status_error(
     return FatalJudgeError(message + hint)
 
 
-def _server_message(raw: bytes, key: str | None) -> str:
+def _server_message(raw: bytes, secrets: Sequence[str]) -> str:
     """The server's error message (OpenAI's ``{"error": {"message": ...}}`` or the body)."""
     try:
         data = json.loads(raw)
     except ValueError:
-        return _snippet(raw, key)
+        return _snippet(raw, secrets)
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and error.get("message"):
-        return _redact(str(error["message"]), key)[:_SNIPPET]
+        return _redact(str(error["message"]), secrets)[:_SNIPPET]
     if isinstance(error, str):
-        return _redact(error, key)[:_SNIPPET]
+        return _redact(error, secrets)[:_SNIPPET]
     if isinstance(data, dict) and isinstance(data.get("detail"), str):
-        return _redact(data["detail"], key)[:_SNIPPET]
-    return _snippet(raw, key)
+        return _redact(data["detail"], secrets)[:_SNIPPET]
+    return _snippet(raw, secrets)
 
 
-def _snippet(raw: bytes, key: str | None) -> str:
-    return _redact(raw[: _SNIPPET * 4].decode("utf-8", "replace"), key)[:_SNIPPET]
+def _snippet(raw: bytes, secrets: Sequence[str]) -> str:
+    return _redact(raw[: _SNIPPET * 4].decode("utf-8", "replace"), secrets)[:_SNIPPET]
 
 
-def _redact(text: str, key: str | None) -> str:
-    """``text`` with the API key (and its bearer form) masked, should a server echo it."""
-    if key:
-        text = text.replace(key, "***")
-    return text
+def _redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with the API key and every configured credential masked, should a server echo
+    them, and with any URL credential masked."""
+    return redact_text(text, secrets)

@@ -1,7 +1,8 @@
 """Text for the Judge Card: number formatting, truncation and Markdown escaping.
 
-Dataset and model text is untrusted (responses to adversarial prompts contain markup), so every
-string that reaches Markdown goes through :func:`escape_markdown`; HTML is escaped by the template
+Dataset and model text is untrusted (responses to adversarial prompts contain markup, URLs and
+e-mail addresses), so every string that reaches Markdown goes through :func:`escape_markdown`,
+which also keeps GitHub's autolinking from turning it into links; HTML is escaped by the template
 engine. Control and bidirectional-override characters are replaced before either, so a string
 cannot reorder what a reader sees. The card's JSON keeps the full, unmodified text.
 """
@@ -20,6 +21,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!~])")
 _MD_LIST_MARKER = re.compile(r"(\s*)(\d{1,9}\.|[-+])(?=\s|$)")
 _MD_UNDERLINE = re.compile(r"(\s*)([-=]+\s*)$")
 _SLUG = re.compile(r"[^a-z0-9]+")
+_AUTOLINK_SCHEME = re.compile(r"(?<=[A-Za-z]):(?=/)")
+_AUTOLINK_WWW = re.compile(r"(?i)(www)\.")
+WORD_JOINER = "\u2060"
+"""Invisible; put before each ``@`` so no e-mail autolink can form (see :func:`escape_markdown`)."""
 
 ELLIPSIS = "…"
 
@@ -62,17 +67,36 @@ def escape_markdown(value: object, *, max_len: int | None = None) -> str:
     lets any ASCII punctuation be escaped), line breaks become spaces (so a string cannot start a
     block) and long text is truncated.
 
+    GitHub-flavoured Markdown also links bare URLs (``http://``, ``https://``, ``ftp://``),
+    ``www.`` names and e-mail addresses (with ``mailto:`` and ``xmpp:``). Escaping the ``:`` of a
+    ``scheme://`` and the dot of ``www.`` stops the first two, since GFM looks for them in the
+    source text. An e-mail address is found in the text after escapes are resolved, so a
+    backslash cannot stop it; a word joiner (U+2060, invisible) before every ``@`` does, as no
+    address can then have a local part. The rendered text reads the same.
+
     Examples
     --------
     >>> escape_markdown("<b>[x](javascript:y)</b>")
     '&lt;b&gt;\\[x\\]\\(javascript:y\\)&lt;/b&gt;'
     >>> escape_markdown("1. a|b"), escape_markdown("0.25"), escape_markdown("- x")
     ('1\\. a\\|b', '0.25', '\\- x')
+    >>> escape_markdown("https://x.org www.x.org a@x.org").replace(WORD_JOINER, "+")
+    'https\\://x.org www\\.x.org a+@x.org'
     """
     text = display_text(value, max_len)
     text = _MD_SPECIAL.sub(r"\\\1", text)
     text = _escape_block_start(text)
+    text = _defuse_autolinks(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _defuse_autolinks(text: str) -> str:
+    """Markdown-escaped ``text`` that GFM's autolink extension finds no URL or address in."""
+    if ":" in text:
+        text = _AUTOLINK_SCHEME.sub(r"\\:", text)
+    if "." in text:
+        text = _AUTOLINK_WWW.sub(r"\1\\.", text)
+    return text.replace("@", WORD_JOINER + "@")
 
 
 def _escape_block_start(text: str) -> str:
