@@ -7,11 +7,13 @@ SOURCE.md. Fixture tests use invented rows under ``tests/fixtures``.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from judgeprobe.data import (
     Dataset,
     PairwiseItem,
     PointwiseItem,
+    _records,
     load_attaq,
     load_dataset,
     load_evalbiasbench,
@@ -338,6 +341,62 @@ def test_options_are_validated(tmp_path: Path) -> None:
         load_table(path, columns={"answer": "answer"})
     with pytest.raises(ConfigError, match="split"):
         load_mt_bench_human(FIXTURES / "mt_bench_human_sample.jsonl", split="train")  # type: ignore[arg-type]
+
+
+LONG_FIELD = 200 * 1024  # past the csv module's default field limit of 128 KiB
+
+
+def test_a_csv_field_longer_than_128_kib_loads(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    path.write_text(f'id,prompt,response,label\n1,a,"{"x" * LONG_FIELD}",1\n2,b,short,0\n')
+    assert [len(item.response) for item in pointwise(load_table(path))] == [LONG_FIELD, 5]
+
+
+def test_a_malformed_csv_row_is_skipped_and_the_rest_of_the_file_loads(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.csv"
+    path.write_text(f'id,prompt,response,label\n1,a,"{"x" * LONG_FIELD}",1\n2,b,c,d,0\n3,e,f,0\n')
+    ds = load_table(path, on_error="skip")
+    assert [item.id for item in ds] == ["1", "3"]
+    assert [(s.row, s.reason) for s in ds.skipped] == [
+        (2, "has 5 fields but the header has 4 (line 3)")
+    ]
+    with pytest.raises(DataError, match=r"row 2: has 5 fields but the header has 4 \(line 3\)"):
+        load_table(path)
+
+
+def test_a_row_left_open_by_a_quote_says_where_the_record_ends(tmp_path: Path) -> None:
+    path = tmp_path / "open.csv"
+    path.write_text('prompt,response,label\na,b,1\nc,"d,0\ne,f,1\ng,h,0\n')
+    ds = load_table(path, on_error="skip")
+    assert [item.prompt for item in pointwise(ds)] == ["a"]
+    assert ds.skipped[0].reason == (
+        "has 2 fields but the header has 3; the record runs on to line 5: "
+        "is a quote left open? (line 3)"
+    )
+
+
+@pytest.fixture
+def csv_module_limit(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """The csv module's own field limit (128 KiB), left in place while the test runs."""
+    default = 131072
+    monkeypatch.setattr(_records, "CSV_FIELD_LIMIT", default)
+    previous = csv.field_size_limit(default)
+    yield default
+    csv.field_size_limit(previous)
+
+
+def test_a_row_the_csv_module_rejects_costs_only_that_row_in_skip_mode(
+    tmp_path: Path, csv_module_limit: int
+) -> None:
+    path = tmp_path / "rejected.csv"
+    path.write_text(f'prompt,response\na,"{"x" * LONG_FIELD}"\nb,c\nd,e\n')
+    ds = load_table(path, on_error="skip")
+    assert [item.prompt for item in pointwise(ds)] == ["b", "d"]
+    assert [(s.row, s.reason) for s in ds.skipped] == [
+        (1, f"malformed CSV (field larger than field limit ({csv_module_limit})) (line 2)")
+    ]
+    with pytest.raises(DataError, match=r"row 1: malformed CSV \(field larger than field limit"):
+        load_table(path)
 
 
 # --------------------------------------------------------------------------------------------

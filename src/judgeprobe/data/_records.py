@@ -4,6 +4,8 @@ Every loader goes through :func:`read_table`, so that each one reports a bad fil
 a :class:`~judgeprobe.errors.DataError` that names the file, the 1-based data row, the column and,
 for text formats, the line where the record starts. :class:`RowProblems` applies the loader's
 ``on_error`` policy to bad rows: raise at once, or skip the row and count it.
+
+CSV fields may be of any length: the :mod:`csv` module stops at 128 KiB unless told otherwise.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ _SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+
+CSV_FIELD_LIMIT = 2**31 - 1
+"""The longest CSV field read, in characters: the largest value :func:`csv.field_size_limit`
+takes on every platform (a C ``long``), so in practice any field of a file that fits in memory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,37 +202,56 @@ def _read_csv(
                 break
             comments.append(line.rstrip("\r\n"))
             offset += 1
+    allow_long_csv_fields()
     reader = csv.reader(stream, delimiter=delimiter)
     header: list[str] | None = None
     records: list[Record] = []
     row = 0
     previous = 0
-    try:
-        for fields in reader:
-            start = offset + previous + 1
+    while True:
+        start = offset + previous + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # the reader resumes at the next line: one malformed row costs that row only
             previous = reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
             if header is None:
-                header = [name.strip() for name in fields]
-                _check_header(where, header)
-                continue
+                raise DataError(f"line {start}: malformed CSV header ({exc})", path=where) from None
             row += 1
-            if len(fields) != len(header):
-                problems.report(
-                    f"has {len(fields)} fields but the header has {len(header)}",
-                    row=row,
-                    line=start,
-                )
-                continue
-            records.append(Record(row, start, dict(zip(header, fields, strict=True))))
-    except csv.Error as exc:
-        raise DataError(
-            f"line {offset + reader.line_num}: malformed CSV ({exc})", path=where, row=row + 1
-        ) from None
+            problems.report(f"malformed CSV ({exc})", row=row, line=start)
+            continue
+        previous = reader.line_num
+        if not fields or (len(fields) == 1 and not fields[0].strip()):
+            continue
+        if header is None:
+            header = [name.strip() for name in fields]
+            _check_header(where, header)
+            continue
+        row += 1
+        if len(fields) != len(header):
+            reason = f"has {len(fields)} fields but the header has {len(header)}"
+            end = offset + previous
+            if end > start:
+                reason += f"; the record runs on to line {end}: is a quote left open?"
+            problems.report(reason, row=row, line=start)
+            continue
+        records.append(Record(row, start, dict(zip(header, fields, strict=True))))
     if header is None:
         raise DataError("file has no header line", path=where)
     return Table(where, tuple(header), tuple(records), tuple(problems.skipped), tuple(comments))
+
+
+def allow_long_csv_fields() -> None:
+    """Raise the :mod:`csv` module's field size limit (128 KiB by default) to
+    :data:`CSV_FIELD_LIMIT`, so that a long response does not stop the whole file.
+
+    The limit is process-wide; it is only ever raised, and always to the same value, so readers
+    in other threads are never cut short. The file is in memory already: no field can be longer.
+    """
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
 
 
 def _check_header(where: str, header: list[str]) -> None:
