@@ -11,6 +11,7 @@ import csv
 import gzip
 import json
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -397,6 +398,43 @@ def test_a_row_the_csv_module_rejects_costs_only_that_row_in_skip_mode(
     ]
     with pytest.raises(DataError, match=r"row 1: malformed CSV \(field larger than field limit"):
         load_table(path)
+
+
+def _write_parquet(path: Path, responses: list[bytes]) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(responses)
+    table = pa.table(
+        {
+            "id": [str(i) for i in range(1, n + 1)],
+            "prompt": pa.array([f"caf\u00e9 {i}".encode() for i in range(n)], pa.binary()),
+            "response": pa.array(responses, pa.binary()),
+            "label": [1] * n,
+            "blob": pa.array([b"meta"] * n, pa.large_binary()),
+        }
+    )
+    pq.write_table(table, path)
+    return path
+
+
+def test_parquet_binary_columns_are_read_as_utf8_text(tmp_path: Path) -> None:
+    path = _write_parquet(tmp_path / "binary.parquet", [b"ok", "fine \u2713".encode()])
+    items = pointwise(load_table(path))
+    assert [(i.prompt, i.response, i.metadata["blob"]) for i in items] == [
+        ("caf\u00e9 0", "ok", "meta"),
+        ("caf\u00e9 1", "fine \u2713", "meta"),
+    ]
+
+
+def test_parquet_binary_that_is_not_utf8_names_file_row_and_column(tmp_path: Path) -> None:
+    path = _write_parquet(tmp_path / "latin1.parquet", [b"ok", b"caf\xe9", b"fine"])
+    where = re.escape(f"{path}, row 2, column 'response'")
+    with pytest.raises(DataError, match=rf"^{where}: binary value is not UTF-8 text \(byte 3"):
+        load_table(path)
+    ds = load_table(path, on_error="skip")
+    assert [item.response for item in pointwise(ds)] == ["ok", "fine"]
+    assert [(s.row, s.column) for s in ds.skipped] == [(2, "response")]
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ a :class:`~judgeprobe.errors.DataError` that names the file, the 1-based data ro
 for text formats, the line where the record starts. :class:`RowProblems` applies the loader's
 ``on_error`` policy to bad rows: raise at once, or skip the row and count it.
 
-CSV fields may be of any length: the :mod:`csv` module stops at 128 KiB unless told otherwise.
+CSV fields may be of any length (the :mod:`csv` module stops at 128 KiB unless told otherwise),
+and Parquet binary columns are read as UTF-8 text, never as Python ``b'...'`` reprs.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def read_table(
         raise DataError(f"file {kind}", path=where)
     problems = RowProblems(where, on_error)
     if fmt == "parquet":
-        return _read_parquet(where)
+        return _read_parquet(where, problems)
     text = _read_text(where)
     if not text.strip():
         raise DataError("file is empty", path=where)
@@ -321,7 +322,7 @@ def records_from_rows(where: str, rows: list[Any], *, on_error: OnError = "raise
     return _records_from_list(where, rows, RowProblems(where, on_error))
 
 
-def _read_parquet(where: str) -> Table:
+def _read_parquet(where: str, problems: RowProblems) -> Table:
     try:  # imported by name: pyarrow ships no type information
         parquet = importlib.import_module("pyarrow.parquet")
     except ImportError:  # pragma: no cover - pyarrow is a core dependency
@@ -333,9 +334,37 @@ def _read_parquet(where: str) -> Table:
     rows: list[dict[str, Any]] = arrow.to_pylist()
     if not rows:
         raise DataError("file has no data rows", path=where)
-    records = tuple(Record(n, None, values) for n, values in enumerate(rows, start=1))
+    records: list[Record] = []
+    for number, values in enumerate(rows, start=1):
+        try:
+            decoded = {column: _binary_as_text(value, column) for column, value in values.items()}
+        except RowError as error:
+            problems.report(error.reason, row=number, column=error.column)
+            continue
+        records.append(Record(number, None, decoded))
     columns: list[str] = arrow.column_names
-    return Table(where, tuple(columns), records)
+    return Table(where, tuple(columns), tuple(records), tuple(problems.skipped))
+
+
+def _binary_as_text(value: Any, column: str) -> Any:
+    """``value`` with every ``bytes`` in it (a Parquet binary column) decoded as UTF-8."""
+    if isinstance(value, bytes):
+        return bytes_as_text(value, column)
+    if isinstance(value, list):
+        return [_binary_as_text(v, column) for v in value]
+    if isinstance(value, dict):
+        return {k: _binary_as_text(v, column) for k, v in value.items()}
+    return value
+
+
+def bytes_as_text(value: bytes, column: str) -> str:
+    """Binary data as UTF-8 text; a :class:`RowError` naming ``column`` when it is not UTF-8."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RowError(
+            f"binary value is not UTF-8 text (byte {exc.start}: {exc.reason})", column=column
+        ) from None
 
 
 def is_missing(value: Any) -> bool:
@@ -353,6 +382,8 @@ def as_text(value: Any, column: str, *, allow_empty: bool = True) -> str:
         raise RowError("missing value", column=column)
     if isinstance(value, (dict, list)):
         raise RowError(f"expected text, got a JSON {type(value).__name__}", column=column)
+    if isinstance(value, bytes):
+        value = bytes_as_text(value, column)
     text = value if isinstance(value, str) else str(value)
     if not allow_empty and not text.strip():
         raise RowError("empty value", column=column)
