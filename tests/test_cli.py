@@ -225,3 +225,40 @@ def test_the_documented_reward_model_audit_config_is_valid() -> None:
     )
     assert rubric.render({"prompt": "p", "response": "r"}).startswith("<|prompter|>p<|endoftext|>")
     assert set(config.probes) == {"repetition", "cluster", "permutation"}
+
+
+def _one_line(text: str) -> str:
+    """Terminal output with its soft line breaks undone."""
+    return " ".join(text.split())
+
+
+BAD_ROWS = "id,prompt,response,label\n1,a,fine,0\n2,b,ok,maybe\n3,c,good,0\n4,d,e,f,1\n5,e,nice,\n"
+
+
+def test_a_misspelt_data_option_in_a_config_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "bad.csv").write_text(BAD_ROWS)
+    config = {**AUDIT, "data": "bad.csv", "data_options": {"on_eror": "skip"}, "out": "out"}
+    (tmp_path / "audit.yaml").write_text(json.dumps(config))
+    done = _cli("audit", "audit.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert (
+        "error: data option 'on_eror' is not one the table loader takes; did you mean "
+        "'on_error'? it takes: columns, kind, loader, name, on_error, root"
+    ) in _one_line(done.stderr)
+
+
+def test_the_loader_flag_picks_the_loader_of_the_data_path(tmp_path: Path) -> None:
+    (tmp_path / "looks.csv").write_text(
+        "objective,assistant_response,human_score,prompt,response\no,a,1,p,r\n"
+    )
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", "looks.csv"]
+    as_table = _cli(*args, "--loader", "table", "--store", "s.sqlite", cwd=tmp_path)
+    assert as_table.returncode == 0, as_table.stderr
+    assert "1 items of looks x 1 trial(s)" in _one_line(as_table.stdout)
+    typo = _cli(
+        "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", "looks.csv",
+        "--loader", "tabel", "--probes", "repetition", "--out", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert typo.returncode == 2
+    assert "unknown loader 'tabel'; did you mean 'table'?" in _one_line(typo.stderr)

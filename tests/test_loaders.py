@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import itertools
 import json
 import os
 import re
@@ -726,6 +727,71 @@ def test_load_dataset_short_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JUDGEPROBE_DATA")
     with pytest.raises(DataError, match="JUDGEPROBE_DATA"):
         load_dataset("pandalm")
+
+
+def test_a_plain_csv_whose_first_line_starts_with_a_hash_is_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "numbered.csv"
+    path.write_text("#,prompt,response,label\n1,a,b,1\n2,c,d,0\n")
+    ds = load_dataset(path)
+    assert ds.metadata["kind"] == "pointwise" and ds.scale is None
+    assert [(i.prompt, i.metadata) for i in pointwise(ds)] == [("a", {"#": "1"}), ("c", {"#": "2"})]
+
+
+def test_every_pyrit_file_is_told_by_its_columns_with_or_without_its_comment_lines(
+    tmp_path: Path,
+) -> None:
+    folder = data_path("pyrit_scorer_evals")
+    for relative, count in PYRIT_COUNTS.items():
+        source = folder / relative
+        assert len(load_dataset(source)) == count, relative
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        bare = tmp_path / relative.replace("/", "__")
+        bare.write_text("".join(itertools.dropwhile(lambda x: x.startswith("#"), lines)))
+        assert len(load_dataset(bare)) == count, f"{relative} without its comment lines"
+
+
+def test_the_loader_option_picks_the_loader_whatever_the_file_looks_like(tmp_path: Path) -> None:
+    path = tmp_path / "looks_like_pyrit.csv"
+    path.write_text("objective,assistant_response,human_score,prompt,response\no,a,1,p,r\n")
+    assert load_dataset(path).metadata["family"] == "unknown"  # PyRIT's columns
+    table = load_dataset(path, loader="table")
+    assert [(i.prompt, i.human_scores) for i in pointwise(table)] == [("p", ())]
+    assert load_dataset(f"table:{path}", loader="table").metadata["kind"] == "pointwise"
+    assert load_dataset(FIXTURES / "pyrit_hash_lines.csv", loader="PyRIT").scale == LIKERT5_SCALE
+    with pytest.raises(ConfigError, match=r"unknown loader 'tabel'; did you mean 'table'\?"):
+        load_dataset(path, loader="tabel")
+    with pytest.raises(
+        ConfigError, match="names the pyrit loader, but the loader option names table"
+    ):
+        load_dataset(f"pyrit:{path}", loader="table")
+
+
+def test_a_misspelt_data_option_names_it_the_loader_and_the_options_it_takes() -> None:
+    table = FIXTURES / "pointwise_table.csv"
+    with pytest.raises(
+        ConfigError,
+        match=r"^data option 'on_eror' is not one the table loader takes; did you mean "
+        r"'on_error'\? it takes: columns, kind, loader, name, on_error, root$",
+    ):
+        load_dataset(table, on_eror="skip")
+    with pytest.raises(ConfigError, match=r"'scael' is not one the pyrit loader .*'scale'\?"):
+        load_dataset(FIXTURES / "pyrit_hash_lines.csv", scael=[0, 1])
+    with pytest.raises(ConfigError, match=r"'xyz' is not one the table loader takes; it takes"):
+        load_dataset(table, xyz=1)
+    with pytest.raises(ConfigError, match=r"\['on_error'\] given for the built-in demo data"):
+        load_dataset("demo", on_error="skip")
+
+
+def test_a_data_option_of_the_wrong_type_is_a_config_error_naming_it() -> None:
+    table = FIXTURES / "pointwise_table.csv"
+    with pytest.raises(ConfigError, match=r"data option 'columns' of the table loader: columns: "):
+        load_dataset(table, columns="question")
+    with pytest.raises(ConfigError, match=r"'on_error' of the table loader: .*'raise' or 'skip'"):
+        load_dataset(table, on_error=True)
+    with pytest.raises(ConfigError, match=r"'scale' of the pyrit loader: scale\.1: "):
+        load_dataset(FIXTURES / "pyrit_hash_lines.csv", scale=[0, "high"])
+    # YAML gives lists where the loader takes a sequence
+    assert load_dataset(FIXTURES / "pyrit_hash_lines.csv", scale=[0, 0.25, 0.5, 0.75, 1]).scale
 
 
 def test_public_exports() -> None:

@@ -255,6 +255,28 @@ def allow_long_csv_fields() -> None:
         csv.field_size_limit(CSV_FIELD_LIMIT)
 
 
+def csv_header(path: str | Path, *, delimiter: str = ",") -> tuple[str, ...]:
+    """The column names of a CSV file's header line, read after its leading ``#`` lines.
+
+    The header is found as :func:`read_table` finds it with ``comment_header=True``. Only the top
+    of the file is read, to tell which loader a file is for; an unreadable file has no columns
+    (its loader then says what is wrong with it).
+    """
+    opener: Any = gzip.open if str(path).lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as handle:
+            in_comments = True
+            for line in handle:
+                in_comments = in_comments and line.startswith("#")
+                if in_comments or not line.strip():
+                    continue
+                names = next(csv.reader([line], delimiter=delimiter), [])
+                return tuple(name.strip() for name in names)
+    except (OSError, EOFError, csv.Error):
+        return ()
+    return ()
+
+
 def _check_header(where: str, header: list[str]) -> None:
     seen: set[str] = set()
     for name in header:
