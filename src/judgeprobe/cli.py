@@ -284,6 +284,11 @@ def _run(config: Any, command: str) -> None:
         f"from the store: {totals.get('cached', 0)}, failed: {totals.get('failed', 0)}, "
         f"unparseable: {totals.get('unparseable', 0)}, skipped: {totals.get('skipped', 0)}"
     )
+    skipped = card_doc.get("tested", {}).get("skipped_rows", {}) if card_doc else {}
+    if skipped.get("count"):
+        console.print(
+            f"[yellow]data rows left out: {skipped['count']} (listed in the card, with why)[/]"
+        )
     if not outcome.complete:
         console.print(f"[yellow]incomplete: {outcome.reason}[/]")
         raise typer.Exit(3)
