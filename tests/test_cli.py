@@ -263,3 +263,78 @@ def test_the_documented_reward_model_audit_config_is_valid() -> None:
     )
     assert rubric.render({"prompt": "p", "response": "r"}).startswith("<|prompter|>p<|endoftext|>")
     assert set(config.probes) == {"repetition", "cluster", "permutation"}
+
+
+def _one_line(text: str) -> str:
+    """Terminal output with its soft line breaks undone."""
+    return " ".join(text.split())
+
+
+BAD_ROWS = "id,prompt,response,label\n1,a,fine,0\n2,b,ok,maybe\n3,c,good,0\n4,d,e,f,1\n5,e,nice,\n"
+
+
+def test_rows_left_out_of_the_data_are_kept_in_the_store_and_listed_in_the_card(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "bad.csv").write_text(BAD_ROWS)
+    config = {
+        "judge": "profanity",
+        "rubric": "toxicity",
+        "data": "bad.csv",
+        "data_options": {"on_error": "skip"},
+        "probes": {"repetition": {"counts": [1, 2]}},
+        "out": "out",
+    }
+    (tmp_path / "audit.yaml").write_text(json.dumps(config))
+    done = _cli("audit", "audit.yaml", "--fail-on", "never", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "data rows left out: 3 (listed in the card, with why)" in _one_line(done.stderr)
+    expected = [
+        {"row": 2, "column": "label", "reason": "label 'maybe' is not a number (line 3)"},
+        {"row": 4, "column": None, "reason": "has 5 fields but the header has 4 (line 5)"},
+        {"row": 5, "column": "label", "reason": "missing human label (line 6)"},
+    ]
+    with RunStore(tmp_path / "out" / "run.sqlite") as store:
+        run = store.latest_run()
+        assert run is not None
+        stored = store.skipped_rows(run[0])
+    assert stored == [{"dataset": "bad", "path": "bad.csv", **row} for row in expected]
+    card = json.loads((tmp_path / "out" / "card.json").read_text())
+    assert card["tested"]["data"]["skipped"] == 3
+    assert card["tested"]["skipped_rows"] == {"count": 3, "rows": stored, "left_out": 0}
+    markdown = (tmp_path / "out" / "card.md").read_text()
+    assert "### Rows left out of the data" in markdown
+    assert "3 data rows could not be loaded and were left out:" in markdown
+    assert r"| bad | bad.csv | 4 |  | has 5 fields but the header has 4 \(line 5\) |" in markdown
+    html = (tmp_path / "out" / "card.html").read_text()
+    assert '<table class="data" id="skipped-rows">' in html
+    assert "missing human label (line 6)" in html
+
+
+def test_a_misspelt_data_option_in_a_config_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "bad.csv").write_text(BAD_ROWS)
+    config = {**AUDIT, "data": "bad.csv", "data_options": {"on_eror": "skip"}, "out": "out"}
+    (tmp_path / "audit.yaml").write_text(json.dumps(config))
+    done = _cli("audit", "audit.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert (
+        "error: data option 'on_eror' is not one the table loader takes; did you mean "
+        "'on_error'? it takes: columns, kind, loader, name, on_error, root"
+    ) in _one_line(done.stderr)
+
+
+def test_the_loader_flag_picks_the_loader_of_the_data_path(tmp_path: Path) -> None:
+    (tmp_path / "looks.csv").write_text(
+        "objective,assistant_response,human_score,prompt,response\no,a,1,p,r\n"
+    )
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", "looks.csv"]
+    as_table = _cli(*args, "--loader", "table", "--store", "s.sqlite", cwd=tmp_path)
+    assert as_table.returncode == 0, as_table.stderr
+    assert "1 items of looks x 1 trial(s)" in _one_line(as_table.stdout)
+    typo = _cli(
+        "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", "looks.csv",
+        "--loader", "tabel", "--probes", "repetition", "--out", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert typo.returncode == 2
+    assert "unknown loader 'tabel'; did you mean 'table'?" in _one_line(typo.stderr)

@@ -7,11 +7,15 @@ SOURCE.md. Fixture tests use invented rows under ``tests/fixtures``.
 
 from __future__ import annotations
 
+import csv
 import gzip
+import itertools
 import json
 import os
+import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +27,7 @@ from judgeprobe.data import (
     Dataset,
     PairwiseItem,
     PointwiseItem,
+    _records,
     load_attaq,
     load_dataset,
     load_evalbiasbench,
@@ -340,6 +345,99 @@ def test_options_are_validated(tmp_path: Path) -> None:
         load_mt_bench_human(FIXTURES / "mt_bench_human_sample.jsonl", split="train")  # type: ignore[arg-type]
 
 
+LONG_FIELD = 200 * 1024  # past the csv module's default field limit of 128 KiB
+
+
+def test_a_csv_field_longer_than_128_kib_loads(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    path.write_text(f'id,prompt,response,label\n1,a,"{"x" * LONG_FIELD}",1\n2,b,short,0\n')
+    assert [len(item.response) for item in pointwise(load_table(path))] == [LONG_FIELD, 5]
+
+
+def test_a_malformed_csv_row_is_skipped_and_the_rest_of_the_file_loads(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.csv"
+    path.write_text(f'id,prompt,response,label\n1,a,"{"x" * LONG_FIELD}",1\n2,b,c,d,0\n3,e,f,0\n')
+    ds = load_table(path, on_error="skip")
+    assert [item.id for item in ds] == ["1", "3"]
+    assert [(s.row, s.reason) for s in ds.skipped] == [
+        (2, "has 5 fields but the header has 4 (line 3)")
+    ]
+    with pytest.raises(DataError, match=r"row 2: has 5 fields but the header has 4 \(line 3\)"):
+        load_table(path)
+
+
+def test_a_row_left_open_by_a_quote_says_where_the_record_ends(tmp_path: Path) -> None:
+    path = tmp_path / "open.csv"
+    path.write_text('prompt,response,label\na,b,1\nc,"d,0\ne,f,1\ng,h,0\n')
+    ds = load_table(path, on_error="skip")
+    assert [item.prompt for item in pointwise(ds)] == ["a"]
+    assert ds.skipped[0].reason == (
+        "has 2 fields but the header has 3; the record runs on to line 5: "
+        "is a quote left open? (line 3)"
+    )
+
+
+@pytest.fixture
+def csv_module_limit(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """The csv module's own field limit (128 KiB), left in place while the test runs."""
+    default = 131072
+    monkeypatch.setattr(_records, "CSV_FIELD_LIMIT", default)
+    previous = csv.field_size_limit(default)
+    yield default
+    csv.field_size_limit(previous)
+
+
+def test_a_row_the_csv_module_rejects_costs_only_that_row_in_skip_mode(
+    tmp_path: Path, csv_module_limit: int
+) -> None:
+    path = tmp_path / "rejected.csv"
+    path.write_text(f'prompt,response\na,"{"x" * LONG_FIELD}"\nb,c\nd,e\n')
+    ds = load_table(path, on_error="skip")
+    assert [item.prompt for item in pointwise(ds)] == ["b", "d"]
+    assert [(s.row, s.reason) for s in ds.skipped] == [
+        (1, f"malformed CSV (field larger than field limit ({csv_module_limit})) (line 2)")
+    ]
+    with pytest.raises(DataError, match=r"row 1: malformed CSV \(field larger than field limit"):
+        load_table(path)
+
+
+def _write_parquet(path: Path, responses: list[bytes]) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(responses)
+    table = pa.table(
+        {
+            "id": [str(i) for i in range(1, n + 1)],
+            "prompt": pa.array([f"caf\u00e9 {i}".encode() for i in range(n)], pa.binary()),
+            "response": pa.array(responses, pa.binary()),
+            "label": [1] * n,
+            "blob": pa.array([b"meta"] * n, pa.large_binary()),
+        }
+    )
+    pq.write_table(table, path)
+    return path
+
+
+def test_parquet_binary_columns_are_read_as_utf8_text(tmp_path: Path) -> None:
+    path = _write_parquet(tmp_path / "binary.parquet", [b"ok", "fine \u2713".encode()])
+    items = pointwise(load_table(path))
+    assert [(i.prompt, i.response, i.metadata["blob"]) for i in items] == [
+        ("caf\u00e9 0", "ok", "meta"),
+        ("caf\u00e9 1", "fine \u2713", "meta"),
+    ]
+
+
+def test_parquet_binary_that_is_not_utf8_names_file_row_and_column(tmp_path: Path) -> None:
+    path = _write_parquet(tmp_path / "latin1.parquet", [b"ok", b"caf\xe9", b"fine"])
+    where = re.escape(f"{path}, row 2, column 'response'")
+    with pytest.raises(DataError, match=rf"^{where}: binary value is not UTF-8 text \(byte 3"):
+        load_table(path)
+    ds = load_table(path, on_error="skip")
+    assert [item.response for item in pointwise(ds)] == ["ok", "fine"]
+    assert [(s.row, s.column) for s in ds.skipped] == [(2, "response")]
+
+
 # --------------------------------------------------------------------------------------------
 # Pairwise sets (real files)
 
@@ -629,6 +727,71 @@ def test_load_dataset_short_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JUDGEPROBE_DATA")
     with pytest.raises(DataError, match="JUDGEPROBE_DATA"):
         load_dataset("pandalm")
+
+
+def test_a_plain_csv_whose_first_line_starts_with_a_hash_is_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "numbered.csv"
+    path.write_text("#,prompt,response,label\n1,a,b,1\n2,c,d,0\n")
+    ds = load_dataset(path)
+    assert ds.metadata["kind"] == "pointwise" and ds.scale is None
+    assert [(i.prompt, i.metadata) for i in pointwise(ds)] == [("a", {"#": "1"}), ("c", {"#": "2"})]
+
+
+def test_every_pyrit_file_is_told_by_its_columns_with_or_without_its_comment_lines(
+    tmp_path: Path,
+) -> None:
+    folder = data_path("pyrit_scorer_evals")
+    for relative, count in PYRIT_COUNTS.items():
+        source = folder / relative
+        assert len(load_dataset(source)) == count, relative
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        bare = tmp_path / relative.replace("/", "__")
+        bare.write_text("".join(itertools.dropwhile(lambda x: x.startswith("#"), lines)))
+        assert len(load_dataset(bare)) == count, f"{relative} without its comment lines"
+
+
+def test_the_loader_option_picks_the_loader_whatever_the_file_looks_like(tmp_path: Path) -> None:
+    path = tmp_path / "looks_like_pyrit.csv"
+    path.write_text("objective,assistant_response,human_score,prompt,response\no,a,1,p,r\n")
+    assert load_dataset(path).metadata["family"] == "unknown"  # PyRIT's columns
+    table = load_dataset(path, loader="table")
+    assert [(i.prompt, i.human_scores) for i in pointwise(table)] == [("p", ())]
+    assert load_dataset(f"table:{path}", loader="table").metadata["kind"] == "pointwise"
+    assert load_dataset(FIXTURES / "pyrit_hash_lines.csv", loader="PyRIT").scale == LIKERT5_SCALE
+    with pytest.raises(ConfigError, match=r"unknown loader 'tabel'; did you mean 'table'\?"):
+        load_dataset(path, loader="tabel")
+    with pytest.raises(
+        ConfigError, match="names the pyrit loader, but the loader option names table"
+    ):
+        load_dataset(f"pyrit:{path}", loader="table")
+
+
+def test_a_misspelt_data_option_names_it_the_loader_and_the_options_it_takes() -> None:
+    table = FIXTURES / "pointwise_table.csv"
+    with pytest.raises(
+        ConfigError,
+        match=r"^data option 'on_eror' is not one the table loader takes; did you mean "
+        r"'on_error'\? it takes: columns, kind, loader, name, on_error, root$",
+    ):
+        load_dataset(table, on_eror="skip")
+    with pytest.raises(ConfigError, match=r"'scael' is not one the pyrit loader .*'scale'\?"):
+        load_dataset(FIXTURES / "pyrit_hash_lines.csv", scael=[0, 1])
+    with pytest.raises(ConfigError, match=r"'xyz' is not one the table loader takes; it takes"):
+        load_dataset(table, xyz=1)
+    with pytest.raises(ConfigError, match=r"\['on_error'\] given for the built-in demo data"):
+        load_dataset("demo", on_error="skip")
+
+
+def test_a_data_option_of_the_wrong_type_is_a_config_error_naming_it() -> None:
+    table = FIXTURES / "pointwise_table.csv"
+    with pytest.raises(ConfigError, match=r"data option 'columns' of the table loader: columns: "):
+        load_dataset(table, columns="question")
+    with pytest.raises(ConfigError, match=r"'on_error' of the table loader: .*'raise' or 'skip'"):
+        load_dataset(table, on_error=True)
+    with pytest.raises(ConfigError, match=r"'scale' of the pyrit loader: scale\.1: "):
+        load_dataset(FIXTURES / "pyrit_hash_lines.csv", scale=[0, "high"])
+    # YAML gives lists where the loader takes a sequence
+    assert load_dataset(FIXTURES / "pyrit_hash_lines.csv", scale=[0, 0.25, 0.5, 0.75, 1]).scale
 
 
 def test_public_exports() -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -415,6 +417,74 @@ def test_store_without_a_run_is_an_error_that_says_to_run_an_audit(tmp_path: Pat
     RunStore(tmp_path / "empty.sqlite").close()
     with pytest.raises(StoreError, match="run an audit first"):
         build_card(tmp_path / "empty.sqlite")
+
+
+def _make_schema_1(path: Path) -> None:
+    """Turn ``path`` into a store as judgeprobe wrote it before schema 2 (no skipped rows)."""
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("DROP TABLE skipped_rows")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        db.commit()
+
+
+def test_a_store_of_schema_1_opens_migrated_and_its_card_lists_no_rows_left_out(
+    tmp_path: Path,
+) -> None:
+    path = store_with(tmp_path / "old.sqlite", [probe([flip(0.01, 0.0, 0.03)])])
+    _make_schema_1(path)
+    card = build_card(path)
+    assert card["tested"]["skipped_rows"] == {"count": 0, "rows": [], "left_out": 0}
+    validate_card(card)
+    assert "Rows left out" not in render_markdown(card)
+    assert "skipped-rows" not in render_html(card)
+    with RunStore(path) as store:
+        assert store.get_meta("schema_version") == "2"
+        assert "repetition" in store.results(1)  # nothing stored before is lost
+
+
+def test_a_store_of_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite"
+    RunStore(path).close()
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        db.commit()
+    with pytest.raises(
+        StoreError, match=r"schema 3, this judgeprobe reads schemas 1 to 2; a newer"
+    ):
+        RunStore(path)
+
+
+def test_the_card_lists_the_rows_left_out_and_caps_the_list_with_a_count(tmp_path: Path) -> None:
+    path = store_with(tmp_path / "s.sqlite", [probe([flip(0.01, 0.0, 0.03)])])
+    reason = "label '<script>window.__pwned=7</script>' is not a number"
+    with RunStore(path) as store:
+        store.put_skipped_rows(
+            1,
+            [
+                {"dataset": "d", "path": "d.csv", "row": n, "column": "label", "reason": reason}
+                for n in range(1, 251)
+            ],
+        )
+        assert store.count_skipped_rows(1) == 250
+    card = build_card(path)
+    validate_card(card)
+    listed = card["tested"]["skipped_rows"]
+    assert (listed["count"], len(listed["rows"]), listed["left_out"]) == (250, 100, 150)
+    assert listed["rows"][0] == {
+        "dataset": "d",
+        "path": "d.csv",
+        "row": 1,
+        "column": "label",
+        "reason": reason,
+    }
+    markdown = render_markdown(card)
+    assert "250 data rows could not be loaded and were left out:" in markdown
+    assert "(230 more in the card's JSON and the run store)" in markdown
+    assert "<script>" not in markdown
+    html = render_html(card)
+    table = html.split('id="skipped-rows"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 21  # the header and 20 rows
+    assert "<script>" not in html and "&lt;script&gt;" in table
 
 
 # -- secrets --------------------------------------------------------------------------------------

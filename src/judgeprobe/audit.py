@@ -217,6 +217,7 @@ async def run_audit_async(
             "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
         run_id = store.start_run(redact(record))
+        store.put_skipped_rows(run_id, _skipped_rows([main_data, *datasets.values()]))
         results: dict[str, ProbeResult] = {}
         reason: str | None = None
         for plan in plans:
@@ -340,6 +341,35 @@ def _data_record(dataset: Dataset, limit: int | None) -> dict[str, Any]:
         "sha256": dataset.sha256,
         "skipped": len(dataset.skipped),
     }
+
+
+def _skipped_rows(datasets: list[Dataset]) -> list[dict[str, Any]]:
+    """The rows each distinct dataset of the run left out, as the run store records them.
+
+    A loader lists the rows it could not parse before those with a bad value; here they are put
+    back in file order (files in the order the loader read them), as a reader looks for them.
+    """
+    rows: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for dataset in datasets:
+        if id(dataset) in seen:
+            continue
+        seen.add(id(dataset))
+        files: dict[str, int] = {}
+        for skipped in dataset.skipped:
+            files.setdefault(skipped.path, len(files))
+        in_file_order = sorted(dataset.skipped, key=lambda s: (files[s.path], s.row or 0))
+        rows += [
+            {
+                "dataset": dataset.name,
+                "path": row.path,
+                "row": row.row,
+                "column": row.column,
+                "reason": row.reason,
+            }
+            for row in in_file_order
+        ]
+    return rows
 
 
 def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:

@@ -40,6 +40,17 @@ JudgeOptions = Annotated[
 ]
 
 
+DataLoader = Annotated[
+    str | None,
+    typer.Option(
+        help="Load the --data path with this loader, whatever its name and columns: table, "
+        "pyrit, llmbar, pandalm, hh-rlhf, judgebench, evalbiasbench, attaq, mt-bench-human or "
+        "mt-bench-votes. "
+        "Overrides the config's data_options.loader.",
+    ),
+]
+
+
 def _parse_judge_options(pairs: list[str] | None) -> dict[str, Any]:
     """``KEY=VALUE`` pairs as judge options, each value read as a YAML scalar."""
     from judgeprobe._yaml_files import parse_yaml
@@ -93,6 +104,7 @@ def audit(
         str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")
     ] = None,
     judge_option: JudgeOptions = None,
+    loader: DataLoader = None,
     probes: Annotated[
         str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
     ] = None,
@@ -137,6 +149,8 @@ def audit(
             {k: v for k, v in overrides.items() if v is not None}, source="options"
         )
     config.judge_options.update(_parse_judge_options(judge_option))
+    if loader is not None:
+        config.data_options["loader"] = loader
     if max_calls is not None or max_tokens is not None:
         config.engine.max_calls = max_calls or config.engine.max_calls
         config.engine.max_tokens = max_tokens or config.engine.max_tokens
@@ -180,6 +194,7 @@ def score(
         str, typer.Option(help="Rubric: a built-in name or a YAML path.")
     ] = "harmfulness",
     data: Annotated[str, typer.Option(help="Dataset: a short name or a path.")] = "demo",
+    loader: DataLoader = None,
     store: Annotated[Path, typer.Option(help="Run store to cache verdicts in.")] = Path(
         "judgeprobe-score.sqlite"
     ),
@@ -196,7 +211,7 @@ def score(
     from judgeprobe.rubrics import get_rubric
     from judgeprobe.scoring import score_items
 
-    dataset = load_dataset(data)
+    dataset = load_dataset(data) if loader is None else load_dataset(data, loader=loader)
     items = list(dataset.items[:limit] if limit else dataset.items)
     the_judge = build_judge(judge, **_parse_judge_options(judge_option))
     the_rubric = get_rubric(rubric)
@@ -279,6 +294,11 @@ def _run(config: Any, command: str) -> None:
         f"from the store: {totals.get('cached', 0)}, failed: {totals.get('failed', 0)}, "
         f"unparseable: {totals.get('unparseable', 0)}, skipped: {totals.get('skipped', 0)}"
     )
+    skipped = card_doc.get("tested", {}).get("skipped_rows", {}) if card_doc else {}
+    if skipped.get("count"):
+        console.print(
+            f"[yellow]data rows left out: {skipped['count']} (listed in the card, with why)[/]"
+        )
     if not outcome.complete:
         console.print(f"[yellow]incomplete: {escape(str(outcome.reason))}[/]")
         raise typer.Exit(3)

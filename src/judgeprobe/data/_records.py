@@ -4,6 +4,9 @@ Every loader goes through :func:`read_table`, so that each one reports a bad fil
 a :class:`~judgeprobe.errors.DataError` that names the file, the 1-based data row, the column and,
 for text formats, the line where the record starts. :class:`RowProblems` applies the loader's
 ``on_error`` policy to bad rows: raise at once, or skip the row and count it.
+
+CSV fields may be of any length (the :mod:`csv` module stops at 128 KiB unless told otherwise),
+and Parquet binary columns are read as UTF-8 text, never as Python ``b'...'`` reprs.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ _SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+
+CSV_FIELD_LIMIT = 2**31 - 1
+"""The longest CSV field read, in characters: the largest value :func:`csv.field_size_limit`
+takes on every platform (a C ``long``), so in practice any field of a file that fits in memory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +141,7 @@ def read_table(
         raise DataError(f"file {kind}", path=where)
     problems = RowProblems(where, on_error)
     if fmt == "parquet":
-        return _read_parquet(where)
+        return _read_parquet(where, problems)
     text = _read_text(where)
     if not text.strip():
         raise DataError("file is empty", path=where)
@@ -196,37 +203,78 @@ def _read_csv(
                 break
             comments.append(line.rstrip("\r\n"))
             offset += 1
+    allow_long_csv_fields()
     reader = csv.reader(stream, delimiter=delimiter)
     header: list[str] | None = None
     records: list[Record] = []
     row = 0
     previous = 0
-    try:
-        for fields in reader:
-            start = offset + previous + 1
+    while True:
+        start = offset + previous + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # the reader resumes at the next line: one malformed row costs that row only
             previous = reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
             if header is None:
-                header = [name.strip() for name in fields]
-                _check_header(where, header)
-                continue
+                raise DataError(f"line {start}: malformed CSV header ({exc})", path=where) from None
             row += 1
-            if len(fields) != len(header):
-                problems.report(
-                    f"has {len(fields)} fields but the header has {len(header)}",
-                    row=row,
-                    line=start,
-                )
-                continue
-            records.append(Record(row, start, dict(zip(header, fields, strict=True))))
-    except csv.Error as exc:
-        raise DataError(
-            f"line {offset + reader.line_num}: malformed CSV ({exc})", path=where, row=row + 1
-        ) from None
+            problems.report(f"malformed CSV ({exc})", row=row, line=start)
+            continue
+        previous = reader.line_num
+        if not fields or (len(fields) == 1 and not fields[0].strip()):
+            continue
+        if header is None:
+            header = [name.strip() for name in fields]
+            _check_header(where, header)
+            continue
+        row += 1
+        if len(fields) != len(header):
+            reason = f"has {len(fields)} fields but the header has {len(header)}"
+            end = offset + previous
+            if end > start:
+                reason += f"; the record runs on to line {end}: is a quote left open?"
+            problems.report(reason, row=row, line=start)
+            continue
+        records.append(Record(row, start, dict(zip(header, fields, strict=True))))
     if header is None:
         raise DataError("file has no header line", path=where)
     return Table(where, tuple(header), tuple(records), tuple(problems.skipped), tuple(comments))
+
+
+def allow_long_csv_fields() -> None:
+    """Raise the :mod:`csv` module's field size limit (128 KiB by default) to
+    :data:`CSV_FIELD_LIMIT`, so that a long response does not stop the whole file.
+
+    The limit is process-wide; it is only ever raised, and always to the same value, so readers
+    in other threads are never cut short. The file is in memory already: no field can be longer.
+    """
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+
+
+def csv_header(path: str | Path, *, delimiter: str = ",") -> tuple[str, ...]:
+    """The column names of a CSV file's header line, read after its leading ``#`` lines.
+
+    The header is found as :func:`read_table` finds it with ``comment_header=True``. Only the top
+    of the file is read, to tell which loader a file is for; an unreadable file has no columns
+    (its loader then says what is wrong with it).
+    """
+    opener: Any = gzip.open if str(path).lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as handle:
+            in_comments = True
+            for line in handle:
+                in_comments = in_comments and line.startswith("#")
+                if in_comments or not line.strip():
+                    continue
+                names = next(csv.reader([line], delimiter=delimiter), [])
+                return tuple(name.strip() for name in names)
+    except (OSError, EOFError, csv.Error):
+        return ()
+    return ()
 
 
 def _check_header(where: str, header: list[str]) -> None:
@@ -296,7 +344,7 @@ def records_from_rows(where: str, rows: list[Any], *, on_error: OnError = "raise
     return _records_from_list(where, rows, RowProblems(where, on_error))
 
 
-def _read_parquet(where: str) -> Table:
+def _read_parquet(where: str, problems: RowProblems) -> Table:
     try:  # imported by name: pyarrow ships no type information
         parquet = importlib.import_module("pyarrow.parquet")
     except ImportError:  # pragma: no cover - pyarrow is a core dependency
@@ -308,9 +356,37 @@ def _read_parquet(where: str) -> Table:
     rows: list[dict[str, Any]] = arrow.to_pylist()
     if not rows:
         raise DataError("file has no data rows", path=where)
-    records = tuple(Record(n, None, values) for n, values in enumerate(rows, start=1))
+    records: list[Record] = []
+    for number, values in enumerate(rows, start=1):
+        try:
+            decoded = {column: _binary_as_text(value, column) for column, value in values.items()}
+        except RowError as error:
+            problems.report(error.reason, row=number, column=error.column)
+            continue
+        records.append(Record(number, None, decoded))
     columns: list[str] = arrow.column_names
-    return Table(where, tuple(columns), records)
+    return Table(where, tuple(columns), tuple(records), tuple(problems.skipped))
+
+
+def _binary_as_text(value: Any, column: str) -> Any:
+    """``value`` with every ``bytes`` in it (a Parquet binary column) decoded as UTF-8."""
+    if isinstance(value, bytes):
+        return bytes_as_text(value, column)
+    if isinstance(value, list):
+        return [_binary_as_text(v, column) for v in value]
+    if isinstance(value, dict):
+        return {k: _binary_as_text(v, column) for k, v in value.items()}
+    return value
+
+
+def bytes_as_text(value: bytes, column: str) -> str:
+    """Binary data as UTF-8 text; a :class:`RowError` naming ``column`` when it is not UTF-8."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RowError(
+            f"binary value is not UTF-8 text (byte {exc.start}: {exc.reason})", column=column
+        ) from None
 
 
 def is_missing(value: Any) -> bool:
@@ -328,6 +404,8 @@ def as_text(value: Any, column: str, *, allow_empty: bool = True) -> str:
         raise RowError("missing value", column=column)
     if isinstance(value, (dict, list)):
         raise RowError(f"expected text, got a JSON {type(value).__name__}", column=column)
+    if isinstance(value, bytes):
+        value = bytes_as_text(value, column)
     text = value if isinstance(value, str) else str(value)
     if not allow_empty and not text.strip():
         raise RowError("empty value", column=column)

@@ -112,6 +112,21 @@ def load_pyrit_csv(
     )
 
 
+def has_pyrit_columns(columns: Sequence[str]) -> bool:
+    """True for the columns of a PyRIT scorer-evaluation CSV: ``objective``,
+    ``assistant_response`` and at least one ``human_score`` or ``human_score_<n>``.
+
+    >>> has_pyrit_columns(["objective", "assistant_response", "human_score_1", "data_type"])
+    True
+    >>> has_pyrit_columns(["#", "prompt", "response", "label"])
+    False
+    """
+    names = set(columns)
+    return {"objective", "assistant_response"} <= names and any(
+        _HUMAN_COLUMN.match(name) for name in names
+    )
+
+
 def parse_comment_header(lines: Sequence[str]) -> dict[str, Any]:
     """The ``key=value`` pairs of a PyRIT comment block; other text goes under ``"notes"``.
 

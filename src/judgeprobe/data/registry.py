@@ -16,18 +16,30 @@ environment variable) laid out like the project's shared data folder::
                                               no texts; ``:ordered`` is the ordered-pair join)
 
 A path is loaded by the loader its name or columns point to (``dataset.json`` -> LLMBar, a CSV
-opening with ``#`` comments -> PyRIT, ``chosen``/``rejected`` -> HH-RLHF, ...), else by
-:func:`load_table`. ``<loader>:<path>`` forces a loader, e.g. ``table:my.csv``.
+whose header, after any ``#`` comment lines, has ``objective``, ``assistant_response`` and
+``human_score`` columns -> PyRIT, ``chosen``/``rejected`` -> HH-RLHF, ...), else by
+:func:`load_table`. ``<loader>:<path>`` or the option ``loader=...`` forces a loader, e.g.
+``table:my.csv``.
+
+Options are checked against the chosen loader before it runs: a name it does not take, or a value
+of the wrong type, is a :class:`~judgeprobe.errors.ConfigError` that names the option and the
+loader and lists the options it takes.
 """
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from judgeprobe.data._records import guess_format, read_table
+from pydantic import TypeAdapter, ValidationError
+
+from judgeprobe._yaml_files import explain_validation
+from judgeprobe.data._records import csv_header, guess_format, read_table
 from judgeprobe.data.attaq import load_attaq
 from judgeprobe.data.dataset import Dataset
 from judgeprobe.data.demo import load_demo
@@ -40,7 +52,7 @@ from judgeprobe.data.pairwise_sets import (
     load_llmbar,
     load_pandalm,
 )
-from judgeprobe.data.pyrit import load_pyrit_csv
+from judgeprobe.data.pyrit import has_pyrit_columns, load_pyrit_csv
 from judgeprobe.data.tables import load_table
 from judgeprobe.errors import ConfigError, DataError
 
@@ -61,7 +73,10 @@ LOADERS: dict[str, Loader] = {
     "mt-bench-human": load_mt_bench_human,
     "mt-bench-votes": load_mt_bench_votes,
 }
-"""Loader names accepted before a colon in a spec."""
+"""Loader names accepted before a colon in a spec, and as the ``loader`` option."""
+
+COMMON_OPTIONS = ("loader", "root")
+"""Options :func:`load_dataset` takes whatever the loader: which loader, and the data root."""
 
 _FIXED: dict[str, tuple[str, ...]] = {
     "pandalm": ("pandalm_testset",),
@@ -71,6 +86,16 @@ _FIXED: dict[str, tuple[str, ...]] = {
     "judgebench": ("judgebench",),
     "mt-bench-votes": ("mt_bench_human_judgments",),
 }
+
+_DEMO: dict[str, Literal["pointwise", "pairwise"]] = {
+    "demo": "pointwise",
+    "demo:pointwise": "pointwise",
+    "demo:harm": "pointwise",
+    "demo:refusal": "pointwise",
+    "demo:pairwise": "pairwise",
+    "demo-pairs": "pairwise",
+}
+"""The names of the shipped demo sets, and the kind of items each holds."""
 
 _MT_BENCH_COLUMNS = {
     "question_id",
@@ -92,37 +117,45 @@ def load_dataset(spec: str | Path, **options: Any) -> Dataset:
     spec : str or Path
         A short name (see the module docstring), a path, or ``<loader>:<path>``.
     **options
-        ``root`` (the data root for short names; default ``$JUDGEPROBE_DATA``) and any keyword
+        ``root`` (the data root for short names; default ``$JUDGEPROBE_DATA``), ``loader`` (one
+        of :data:`LOADERS`: load the path with it, whatever its name and columns) and any keyword
         option of the chosen loader (``on_error``, ``seed``, ``kind``, ``columns``, ...).
 
     Raises
     ------
     ConfigError
-        An unknown short name or loader.
+        An unknown short name or loader, or an option the loader does not take (or of the wrong
+        type); the message names the option and lists the ones the loader takes.
     DataError
         The data root is unset or the file is bad.
     """
     root = options.pop("root", None)
+    forced = options.pop("loader", None)
     text = str(spec)
-    if text in ("demo", "demo:pointwise", "demo:harm"):
-        return load_demo("pointwise")
-    if text == "demo:refusal":
-        return load_demo("pointwise", label="refusal")
-    if text in ("demo:pairwise", "demo-pairs"):
-        return load_demo("pairwise")
+    if forced is not None:
+        return _load_forced(_loader_name(forced), text, options)
+    if text in _DEMO:
+        if options:
+            raise ConfigError(
+                f"data option(s) {sorted(options)} given for the built-in demo data, which takes "
+                f"none (only {', '.join(COMMON_OPTIONS)})"
+            )
+        if text == "demo:refusal":
+            return load_demo("pointwise", label="refusal")
+        return load_demo(_DEMO[text])
     if Path(text).exists():
         return _load_path(Path(text), options)
     loader, _, rest = text.partition(":")
     loader = loader.strip().lower()
     if loader in LOADERS and rest and Path(rest).exists():
-        return LOADERS[loader](rest, **options)
+        return _call(loader, rest, options)
     if text in (HUB_ID, f"hf:{HUB_ID}") or loader == "mt-bench-human":
         split = options.pop("split", "human")
         if loader == "mt-bench-human" and rest:
             split = rest
         if split not in SPLITS:
             raise ConfigError(f"unknown MT-Bench split {split!r}; use one of {SPLITS}")
-        return load_mt_bench_human(HUB_ID, split=split, **options)
+        return _call("mt-bench-human", HUB_ID, {**options, "split": split})
     if loader not in LOADERS or loader == "table":
         raise ConfigError(
             f"unknown dataset {text!r} and no such path; short names: pyrit:<...>, "
@@ -144,7 +177,82 @@ def load_dataset(spec: str | Path, **options: Any) -> Dataset:
             raise ConfigError(f"unknown MT-Bench votes matching {rest!r}; use one of {MATCHES}")
         options["match"] = rest
     options.setdefault("name", text)
-    return LOADERS[loader](path, **options)
+    return _call(loader, path, options)
+
+
+def check_data_options(loader: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` checked against the keyword options of the loader named ``loader``.
+
+    Returns the options as the loader's type hints read them (a YAML list for a tuple, say).
+
+    Raises
+    ------
+    ConfigError
+        An option the loader does not take (with the closest name it does take, when one is
+        close) or a value of the wrong type; the message names the option and the loader.
+
+    Examples
+    --------
+    >>> check_data_options("table", {"on_error": "skip"})
+    {'on_error': 'skip'}
+    >>> check_data_options("table", {"on_eror": "skip"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    judgeprobe.errors.ConfigError: data option 'on_eror' ... did you mean 'on_error'? ...
+    """
+    function = LOADERS[loader]
+    taken = [
+        name
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    hints = typing.get_type_hints(function)
+    checked: dict[str, Any] = {}
+    for key, value in options.items():
+        if key not in taken:
+            known = sorted({*taken, *COMMON_OPTIONS})
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"data option {key!r} is not one the {loader} loader takes; {hint}"
+                f"it takes: {', '.join(known)}"
+            )
+        try:
+            checked[key] = TypeAdapter(hints[key]).validate_python(value)
+        except ValidationError as exc:
+            raise _wrong_type(loader, key, value, exc) from None
+    return checked
+
+
+def _wrong_type(loader: str, key: str, value: Any, exc: ValidationError) -> ConfigError:
+    detail = explain_validation(exc, root=key, locate=lambda loc: [key, *loc])
+    return ConfigError(f"data option {key!r} of the {loader} loader: {detail} (got {value!r})")
+
+
+def _call(loader: str, target: str | Path, options: Mapping[str, Any]) -> Dataset:
+    """Run the loader named ``loader`` on ``target`` with ``options``, checked first."""
+    return LOADERS[loader](target, **check_data_options(loader, options))
+
+
+def _loader_name(value: Any) -> str:
+    name = str(value).strip().lower() if isinstance(value, str) else None
+    if name in LOADERS:
+        return name
+    close = difflib.get_close_matches(str(value).lower(), list(LOADERS), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ConfigError(f"unknown loader {value!r}; {hint}loaders: {', '.join(LOADERS)}")
+
+
+def _load_forced(loader: str, text: str, options: dict[str, Any]) -> Dataset:
+    """Load the path ``text`` (or ``<loader>:<path>``) with the loader the user named."""
+    prefix, _, rest = text.partition(":")
+    prefix = prefix.strip().lower()
+    if not Path(text).exists() and prefix in LOADERS and rest:
+        if prefix != loader:
+            raise ConfigError(
+                f"data {text!r} names the {prefix} loader, but the loader option names {loader}"
+            )
+        text = rest
+    return _call(loader, text, options)
 
 
 def _root(root: str | Path | None) -> Path:
@@ -161,13 +269,13 @@ def _pyrit(folder: Path, rest: str, spec: str, options: dict[str, Any]) -> Datas
     options.setdefault("name", spec)
     if rest == "refusal":
         files = [folder / "refusal_scorer" / n for n in ("refusal.csv", "refusal_extra.csv")]
-        return load_pyrit_csv(files, **options)
+        return load_pyrit_csv(files, **check_data_options("pyrit", options))
     target = folder / rest
     if target.is_dir():
-        return load_pyrit_csv(target, **options)
+        return _call("pyrit", target, options)
     csv_file = target.with_name(target.name + ".csv")
     if rest and csv_file.is_file():
-        return load_pyrit_csv(csv_file, **options)
+        return _call("pyrit", csv_file, options)
     raise ConfigError(
         f"no PyRIT set {rest!r} under {folder}; try pyrit:refusal, pyrit:harm or "
         "pyrit:harm/violence_multi_score"
@@ -184,47 +292,47 @@ def _llmbar(folder: Path, rest: str, spec: str, options: dict[str, Any]) -> Data
     if len(matches) != 1:
         raise ConfigError(f"llmbar:{rest} matches {len(matches)} subsets; known: {sorted(subsets)}")
     options.setdefault("name", spec)
-    return load_llmbar(matches[0], **options)
+    return _call("llmbar", matches[0], options)
 
 
 def _load_path(path: Path, options: dict[str, Any]) -> Dataset:
+    return _call(_detect(path), path, options)
+
+
+def _detect(path: Path) -> str:
+    """The name of the loader for ``path``: from its name first, then from its columns."""
     if path.is_dir():
         for marker, loader in (
-            ("dataset.json", load_llmbar),
-            ("testset-v1.json", load_pandalm),
-            ("biasbench.json", load_evalbiasbench),
-            (LENGTHS_FILE, load_mt_bench_votes),
+            ("dataset.json", "llmbar"),
+            ("testset-v1.json", "pandalm"),
+            ("biasbench.json", "evalbiasbench"),
+            (LENGTHS_FILE, "mt-bench-votes"),
         ):
             if (path / marker).is_file():
-                return loader(path, **options)
+                return loader
         if any(path.glob("*.csv")):
-            return load_pyrit_csv(path, **options)
+            return "pyrit"
         if any(path.glob("*.jsonl")):
-            return load_judgebench(path, **options)
+            return "judgebench"
         raise DataError("cannot tell which dataset this directory holds", path=str(path))
-    by_name: dict[str, Loader] = {
-        "dataset.json": load_llmbar,
-        "testset-v1.json": load_pandalm,
-        "biasbench.json": load_evalbiasbench,
-        LENGTHS_FILE: load_mt_bench_votes,
+    by_name = {
+        "dataset.json": "llmbar",
+        "testset-v1.json": "pandalm",
+        "biasbench.json": "evalbiasbench",
+        LENGTHS_FILE: "mt-bench-votes",
     }
     if path.name in by_name:
-        return by_name[path.name](path, **options)
+        return by_name[path.name]
     fmt = guess_format(path)
-    if fmt == "csv" and _first_line(path).startswith("#"):
-        return load_pyrit_csv(path, **options)
+    if fmt == "csv" and has_pyrit_columns(csv_header(path)):
+        return "pyrit"
     columns = set(read_table(path, fmt=fmt, on_error="skip").columns)
     if {"chosen", "rejected"} <= columns:
-        return load_hh_rlhf(path, **options)
+        return "hh-rlhf"
     if {"pair_id", "response_A", "response_B", "label"} <= columns:
-        return load_judgebench(path, **options)
+        return "judgebench"
     if columns >= _MT_BENCH_COLUMNS:
-        return load_mt_bench_human(path, **options)
+        return "mt-bench-human"
     if columns == {"label", "input", "additional_info"}:
-        return load_attaq(path, **options)
-    return load_table(path, **options)
-
-
-def _first_line(path: Path) -> str:
-    with open(path, encoding="utf-8-sig", errors="replace") as handle:
-        return handle.readline()
+        return "attaq"
+    return "table"

@@ -8,6 +8,10 @@ Nothing secret is written: every text goes through a :class:`~judgeprobe.redacti
 that knows the values of secret-looking environment variables and whatever the engine's judge
 declares (its API key, secrets in its request body or base URL), and recognises URL credentials.
 What :meth:`RunStore.put` stores (and returns) is the redacted verdict.
+
+The schema is versioned (``meta.schema_version``): a store written by an older judgeprobe is
+brought up to date when it is opened (each step only adds tables, so nothing stored is lost), and a
+store from a newer judgeprobe is refused with a :class:`~judgeprobe.errors.StoreError`.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +30,26 @@ from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.verdict import Verdict, VerdictStatus
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: verdicts, runs and results; 2: adds ``skipped_rows`` (the data rows each run left out)."""
 
-_SCHEMA = """
+_SKIPPED_ROWS = """
+CREATE TABLE IF NOT EXISTS skipped_rows (
+    run_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    dataset TEXT NOT NULL,
+    path TEXT NOT NULL,
+    data_row INTEGER,
+    data_column TEXT,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _SKIPPED_ROWS}
+"""The script that takes a store from schema ``version`` to ``version + 1``."""
+
+_SCHEMA_1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS judges (fingerprint TEXT PRIMARY KEY, description TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rubrics (hash TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL);
@@ -66,6 +87,9 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
+_SCHEMA = _SCHEMA_1 + _SKIPPED_ROWS
+"""Every table of the current schema; ``IF NOT EXISTS`` leaves an existing store's data alone."""
+
 _COLUMNS = (
     "key, judge, rubric, trial, fields, status, score, label, distribution, raw_text, error, "
     "latency_s, prompt_tokens, completion_tokens, attempts, meta, created"
@@ -99,10 +123,32 @@ class RunStore:
         version = self.get_meta("schema_version")
         if version is None:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
-        elif int(version) != SCHEMA_VERSION:
+        else:
+            try:
+                self._migrate(version)
+            except StoreError:
+                self._db.close()
+                raise
+
+    def _migrate(self, stored: str) -> None:
+        """Bring a store of an older schema up to :data:`SCHEMA_VERSION`; refuse a newer one."""
+        try:
+            version = int(stored)
+        except ValueError:
+            version = -1
+        if version > SCHEMA_VERSION:
             raise StoreError(
-                f"{self.path}: run store schema {version}, this judgeprobe reads {SCHEMA_VERSION}"
+                f"{self.path}: run store schema {version}, this judgeprobe reads schemas 1 to "
+                f"{SCHEMA_VERSION}; a newer judgeprobe wrote it"
             )
+        if version < 1:
+            raise StoreError(
+                f"{self.path}: run store schema {stored!r} is not one judgeprobe wrote"
+            )
+        while version < SCHEMA_VERSION:
+            self._db.executescript(_MIGRATIONS[version])
+            version += 1
+            self.set_meta("schema_version", str(version))
 
     def __enter__(self) -> RunStore:
         return self
@@ -259,6 +305,55 @@ class RunStore:
             "SELECT name, body FROM results WHERE run_id = ? ORDER BY rowid", (run_id,)
         ).fetchall()
         return {name: json.loads(body) for name, body in rows}
+
+    # -- data rows left out -------------------------------------------------------------------
+    def put_skipped_rows(self, run_id: int, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Record the data rows run ``run_id`` left out, in one transaction.
+
+        Each row is a mapping with ``dataset`` (its name), ``path``, ``row`` (1-based data row,
+        or None), ``column`` (or None) and ``reason``, as a loader's skipped rows give them.
+        """
+        first = self.count_skipped_rows(run_id)
+        values = [
+            (
+                run_id,
+                first + n,
+                self.redactor.text(str(r["dataset"])),
+                self.redactor.text(str(r["path"])),
+                None if r.get("row") is None else int(r["row"]),
+                None if r.get("column") is None else self.redactor.text(str(r["column"])),
+                self.redactor.text(str(r["reason"])),
+            )
+            for n, r in enumerate(rows)
+        ]
+        if not values:
+            return
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany("INSERT INTO skipped_rows VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def count_skipped_rows(self, run_id: int) -> int:
+        """How many data rows run ``run_id`` left out."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM skipped_rows WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return int(row[0])
+
+    def skipped_rows(self, run_id: int, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The data rows run ``run_id`` left out, in the order recorded (the first ``limit``)."""
+        rows = self._db.execute(
+            "SELECT dataset, path, data_row, data_column, reason FROM skipped_rows "
+            "WHERE run_id = ? ORDER BY seq LIMIT ?",
+            (run_id, -1 if limit is None else limit),
+        ).fetchall()
+        return [
+            {"dataset": d, "path": p, "row": r, "column": c, "reason": why}
+            for d, p, r, c, why in rows
+        ]
 
 
 def _row(request: Request, verdict: Verdict, fields: Sequence[tuple[str, str]]) -> tuple[Any, ...]:

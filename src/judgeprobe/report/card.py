@@ -65,6 +65,8 @@ USAGE_KEYS = (
     "completion_tokens",
 )
 COMPLETE_STATES = ("complete", "completed", "done", "finished")
+SKIPPED_ROWS_SHOWN = 100
+"""How many of the data rows a run left out the card lists; the run store holds them all."""
 
 ThresholdSource = Literal["probe", "config", "override"]
 
@@ -186,6 +188,7 @@ def _build(
         "probes": probes,
         "usage": _usage(results, probes),
     }
+    card["tested"]["skipped_rows"] = _skipped_rows(store, run_id)
     card["summary"] = _summary(card)
     redacted: dict[str, Any] = redact(card, secrets)
     return redacted
@@ -511,6 +514,13 @@ def _tested(
         "tool_version": str(config.get("tool_version") or ""),
         "command": str(config.get("command") or ""),
     }
+
+
+def _skipped_rows(store: RunStore, run_id: int) -> dict[str, Any]:
+    """The data rows the run's loaders left out: how many, the first ones, how many more."""
+    count = store.count_skipped_rows(run_id)
+    rows = store.skipped_rows(run_id, limit=SKIPPED_ROWS_SHOWN)
+    return {"count": count, "rows": rows, "left_out": count - len(rows)}
 
 
 def _usage(results: Mapping[str, Any], probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import jinja2
 from judgeprobe.report.figures import FigureDataError, figure_bytes, figure_stem
 from judgeprobe.report.text import clean_block, display_text, fmt_number, humanize, slug
 from judgeprobe.report.view import (
+    SKIPPED_COLUMNS,
     STATUS_WORDS,
     USAGE_ROWS,
     data_rows,
@@ -27,6 +28,7 @@ from judgeprobe.report.view import (
     interval_text,
     labels_text,
     params_text,
+    skipped_rows,
     status_text,
     tabulate,
     threshold_text,
@@ -114,7 +116,13 @@ def _environment() -> jinja2.Environment:
         figure_stem=lambda spec: figure_stem(spec) or "",
         percent=lambda level: f"{round(float(level or 0.95) * 100):d}%",
     )
-    env.globals.update(tabulate=tabulate, data_rows=data_rows, engine_rows=engine_rows)
+    env.globals.update(
+        tabulate=tabulate,
+        data_rows=data_rows,
+        engine_rows=engine_rows,
+        skipped_rows=skipped_rows,
+        skipped_columns=SKIPPED_COLUMNS,
+    )
     return env
 
 

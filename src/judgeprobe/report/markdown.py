@@ -13,6 +13,7 @@ from typing import Any
 from judgeprobe.report.figures import figure_stem
 from judgeprobe.report.text import escape_markdown, fenced, fmt_number, humanize
 from judgeprobe.report.view import (
+    SKIPPED_COLUMNS,
     STATUS_WORDS,
     USAGE_ROWS,
     data_rows,
@@ -21,6 +22,7 @@ from judgeprobe.report.view import (
     interval_text,
     labels_text,
     params_text,
+    skipped_rows,
     status_text,
     tabulate,
     threshold_text,
@@ -120,6 +122,7 @@ def _tested(tested: Mapping[str, Any]) -> list[str]:
         lines += ["Template:", "", fenced(str(rubric["template"])), ""]
     lines += ["### Data", ""]
     lines += _table(("", ""), data_rows(tested["data"]))
+    lines += _skipped(tested)
     lines += ["### Probes and parameters", ""]
     lines += _table(
         ("Probe", "Parameters"),
@@ -148,6 +151,23 @@ def _tested(tested: Mapping[str, Any]) -> list[str]:
     )
     if tested["command"]:
         lines += [fenced(str(tested["command"]), "sh"), ""]
+    return lines
+
+
+def _skipped(tested: Mapping[str, Any]) -> list[str]:
+    count, rows, left_out = skipped_rows(tested)
+    if not count:
+        return []
+    lines = [
+        "### Rows left out of the data",
+        "",
+        f"{count} data row{'s' if count != 1 else ''} could not be loaded and "
+        f"{'were' if count != 1 else 'was'} left out:",
+        "",
+    ]
+    lines += _table(SKIPPED_COLUMNS, rows)
+    if left_out:
+        lines += [f"({left_out} more in the card's JSON and the run store)", ""]
     return lines
 
 

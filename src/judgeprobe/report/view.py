@@ -43,6 +43,9 @@ ENGINE_ROWS = (
 )
 STATUS_WORDS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "info", "n/a": "n/a"}
 DATA_KEYS = ("name", "source", "n", "sha256", "skipped")
+SKIPPED_ROWS_LISTED = 20
+"""How many left-out data rows the Markdown and HTML cards list (the JSON lists more)."""
+SKIPPED_COLUMNS = ("Dataset", "File", "Row", "Column", "Reason")
 
 
 def value_text(value: Any) -> str:
@@ -113,6 +116,22 @@ def engine_rows(totals: Mapping[str, Any]) -> list[tuple[str, Any]]:
 def data_rows(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     keys = [k for k in DATA_KEYS if k in data] + [k for k in data if k not in DATA_KEYS]
     return [(k, value_text(data[k])) for k in keys]
+
+
+def skipped_rows(tested: Mapping[str, Any]) -> tuple[int, list[list[str]], int]:
+    """The data rows left out: (how many, rows of text to list, how many are not listed).
+
+    A card older than version 1.1 has no such list: none are listed.
+    """
+    skipped = tested.get("skipped_rows")
+    if not isinstance(skipped, Mapping) or not skipped.get("count"):
+        return 0, [], 0
+    listed = [
+        [value_text(row.get(key)) for key in ("dataset", "path", "row", "column", "reason")]
+        for row in list(skipped.get("rows") or [])[:SKIPPED_ROWS_LISTED]
+    ]
+    count = int(skipped["count"])
+    return count, listed, count - len(listed)
 
 
 def tabulate(table: Any) -> tuple[list[str], list[list[str]], int]:
