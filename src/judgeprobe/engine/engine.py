@@ -22,7 +22,7 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import Judge
 from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.verdict import Verdict, VerdictStatus, check_score
 
 T = TypeVar("T")
 
@@ -94,6 +94,9 @@ class EngineConfig:
 class Engine:
     """Judges requests through one judge, caching every verdict in a run store.
 
+    Every verdict passes :func:`check_score` against its request's rubric before it is stored or
+    returned.
+
     Examples
     --------
     >>> from judgeprobe.judges import CallableJudge
@@ -134,7 +137,11 @@ class Engine:
         for rubric in {r.rubric.hash: r.rubric for r in distinct}.values():
             self.store.register_rubric(rubric)
 
-        verdicts = self.store.get_many([r.key for r in distinct])
+        by_key = {r.key: r for r in distinct}
+        verdicts = {
+            key: check_score(verdict, by_key[key].rubric.score_range)
+            for key, verdict in self.store.get_many(list(by_key)).items()
+        }
         if self.config.retry_errors:
             verdicts = {k: v for k, v in verdicts.items() if v.status is not VerdictStatus.ERROR}
         stats.cached = len(verdicts)
@@ -276,8 +283,14 @@ class Engine:
                         batch, "backend returned a wrong number of verdicts", attempt
                     )
                 return [
-                    v.but(
-                        key=r.key, trial=r.trial, latency_s=v.latency_s or latency, attempts=attempt
+                    check_score(
+                        v.but(
+                            key=r.key,
+                            trial=r.trial,
+                            latency_s=v.latency_s or latency,
+                            attempts=attempt,
+                        ),
+                        r.rubric.score_range,
                     )
                     for r, v in zip(batch, results, strict=True)
                 ]

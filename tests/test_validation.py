@@ -1,0 +1,60 @@
+"""What an audit refuses and what it never scores: the checks between a config and a judge call.
+
+Values from YAML and the command line (judge options, probe parameters, thresholds, budgets) are
+checked before the run, each error one line naming where the value came from; scores a judge
+returns are checked before any probe sees them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from judgeprobe import CallableJudge
+from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.engine import RunStore
+from judgeprobe.request import Request
+
+AUDIT = {
+    "judge": "profanity",
+    "rubric": "toxicity",
+    "data": "demo",
+    "probes": {"repetition": {"counts": [1, 2]}, "permutation": {"ks": [4], "n_tuples": 10}},
+}
+
+
+# -- verdict validity ------------------------------------------------------------------------------
+def test_an_audit_with_inf_nan_and_off_scale_scores_completes_and_never_scores_them(
+    tmp_path: Path,
+) -> None:
+    wild = {0: math.inf, 1: math.nan, 2: 7.0}
+
+    def fn(request: Request) -> float:
+        return wild.get(len(request.render()) % 6, 2.0)
+
+    config = parse_config(
+        {
+            **AUDIT,
+            "judge": "python:unused:fn",
+            "rubric": "harmfulness",
+            "limit": 10,
+            "out": str(tmp_path),
+            "probes": {"repetition": {"counts": [1, 2]}},
+        }
+    )
+    outcome = run_audit(config, judge=CallableJudge(fn, name="wild"), progress=False)
+    assert outcome.complete and (tmp_path / "card.json").is_file()
+    usage = json.loads((tmp_path / "card.json").read_text())["probes"][0]["usage"]
+    assert usage["unparseable"] > 0 and usage["ok"] > 0
+    assert usage["unparseable"] == outcome.engine_totals["unparseable"]
+    base = outcome.results["repetition"].tables["base"]
+    assert base["unparseable"] > 0 and base["scored"] + base["unparseable"] == base["items"]
+    with RunStore(outcome.store_path) as store:
+        verdicts = [verdict for _, verdict in store.iter_verdicts()]
+    assert {v.error for v in verdicts if not v.ok} == {
+        "score inf is not finite",
+        "score nan is not finite",
+        "score 7 outside the rubric's range [1, 5]",
+    }
+    assert all(v.score is not None and 1.0 <= v.score <= 5.0 for v in verdicts if v.ok)
