@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from judgeprobe import CallableJudge
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit import parse_config, run_audit, with_engine_options
 from judgeprobe.engine import RunStore
+from judgeprobe.errors import ConfigError
 from judgeprobe.request import Request
 
 AUDIT = {
@@ -22,6 +27,16 @@ AUDIT = {
     "data": "demo",
     "probes": {"repetition": {"counts": [1, 2]}, "permutation": {"ks": [4], "n_tuples": 10}},
 }
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judgeprobe.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 # -- verdict validity ------------------------------------------------------------------------------
@@ -58,3 +73,29 @@ def test_an_audit_with_inf_nan_and_off_scale_scores_completes_and_never_scores_t
         "score 7 outside the rubric's range [1, 5]",
     }
     assert all(v.score is not None and 1.0 <= v.score <= 5.0 for v in verdicts if v.ok)
+
+
+# -- budgets on the command line -------------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["0", "-5"])
+def test_max_calls_below_one_on_the_command_line_is_an_error_as_in_a_config_file(
+    bad: str, tmp_path: Path
+) -> None:
+    done = _cli(
+        "audit", "--judge", "profanity", "--rubric", "toxicity", "--probes", "repetition",
+        "--max-calls", bad, "--out", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"--max-calls {bad}: Input should be greater than or equal to 1" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+    with pytest.raises(ConfigError, match=r"engine\.max_calls: Input should be greater than or"):
+        parse_config({**AUDIT, "engine": {"max_calls": int(bad)}})
+
+
+def test_command_line_budgets_replace_the_config_files_and_keep_its_other_engine_options() -> None:
+    config = parse_config({**AUDIT, "engine": {"concurrency": 3, "max_calls": 100}})
+    assert with_engine_options(config, max_calls=None, max_tokens=None) is config
+    changed = with_engine_options(config, max_calls=1, max_tokens=None)
+    assert (changed.engine.concurrency, changed.engine.max_calls) == (3, 1)
+    assert config.engine.max_calls == 100
+    with pytest.raises(ConfigError, match=r"^--max-tokens 0: Input should be greater than or"):
+        with_engine_options(config, max_calls=None, max_tokens=0)

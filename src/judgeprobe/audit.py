@@ -159,6 +159,24 @@ def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditCon
         raise ConfigError(f"{source}: {explain_validation(exc, root='config')}") from exc
 
 
+def with_engine_options(config: AuditConfig, **options: Any) -> AuditConfig:
+    """``config`` with engine options from the command line (None: not given), checked as in a
+    config file: ``--max-calls 0`` is the error ``engine: max_calls: 0`` would be."""
+    given = {key: value for key, value in options.items() if value is not None}
+    if not given:
+        return config
+    try:
+        engine = EngineOptions.model_validate({**config.engine.model_dump(), **given})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            key = str(error["loc"][0]) if error["loc"] else ""
+            option = f"--{key.replace('_', '-')} {given.get(key)!r}" if key in given else key
+            problems.append(f"{option}: {error['msg']}")
+        raise ConfigError("; ".join(problems)) from exc
+    return config.model_copy(update={"engine": engine})
+
+
 @dataclass
 class AuditOutcome:
     """What an audit produced: results per probe, where it wrote them, and how it ended."""
