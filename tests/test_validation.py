@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from judgeprobe import CallableJudge
-from judgeprobe.audit import parse_config, run_audit, with_engine_options
+from judgeprobe.audit import load_config, parse_config, run_audit, with_engine_options
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.request import Request
@@ -99,3 +99,68 @@ def test_command_line_budgets_replace_the_config_files_and_keep_its_other_engine
     assert config.engine.max_calls == 100
     with pytest.raises(ConfigError, match=r"^--max-tokens 0: Input should be greater than or"):
         with_engine_options(config, max_calls=None, max_tokens=0)
+
+
+# -- judge option types ----------------------------------------------------------------------------
+def test_a_judge_option_of_the_wrong_type_names_the_option_the_type_and_the_value(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "kw.py").write_text("def judge(request):\n    return 1.0\n")
+    done = _cli(
+        "audit", "--judge", "python:kw:judge", "-J", "context_window=abc", "--data", "demo",
+        "--rubric", "harmfulness", "--probes", "repetition", "--out", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    message = " ".join(done.stderr.split())  # the console wraps long lines
+    assert "judge 'python:kw:judge', option 'context_window': 'abc' (str)" in message
+    assert "it must be int | None" in message
+
+
+def test_judge_options_are_checked_against_the_constructors_annotations() -> None:
+    from judgeprobe.judges.registry import build_judge
+
+    with pytest.raises(
+        ConfigError,
+        match=r"^judge 'transformers:some/model', option 'batch_size': 'many' \(str\): input "
+        r"should be a valid integer.*; it must be int$",
+    ):
+        build_judge("transformers:some/model", batch_size="many")
+    with pytest.raises(ConfigError, match=r"option 'pair_inputs': 'maybe' \(str\).*must be bool"):
+        build_judge("transformers:some/model", pair_inputs="maybe")
+    judge = build_judge("transformers:some/model", batch_size="8", label_index=1)
+    assert (judge.batch_size, judge.label_index) == (8, 1)  # type: ignore[attr-defined]
+
+
+# -- probe parameter types -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("probes", "message"),
+    [
+        (
+            "{repetition: {counts: [1, two]}}",
+            r"^audit\.yaml: probe 'repetition', parameter 'counts': item 1 'two' \(str\): input "
+            r"should be a valid integer, unable to parse string as an integer; it must be "
+            r"tuple\[int, \.\.\.\]$",
+        ),
+        (
+            "{cluster: {ks: 4}}",
+            r"^audit\.yaml: probe 'cluster', parameter 'ks': 4 \(int\): input should be a valid "
+            r"tuple; it must be tuple\[int, \.\.\.\]$",
+        ),
+        (
+            "{repetition: {join: sideways}}",
+            r"parameter 'join': 'sideways' \(str\): input should be 'parallel' or 'dialogue'",
+        ),
+        ("{repetition: {counts: [0]}}", r"^audit\.yaml: probe 'repetition': counts must be"),
+    ],
+)
+def test_a_probe_parameter_of_the_wrong_type_names_file_probe_parameter_type_and_value(
+    probes: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "audit.yaml").write_text(
+        f"judge: profanity\nrubric: toxicity\ndata: demo\nout: out\nprobes: {probes}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    config = load_config("audit.yaml")
+    with pytest.raises(ConfigError, match=message):
+        run_audit(config, progress=False)

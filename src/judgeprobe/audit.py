@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 
 from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.data import load_dataset
@@ -26,6 +33,7 @@ from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.judges.base import Judge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names, run_probe
+from judgeprobe.probes.registry import build_probe
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 
@@ -99,6 +107,12 @@ class AuditConfig(BaseModel):
     out: str = "judgeprobe-out"
     engine: EngineOptions = Field(default_factory=EngineOptions)
     fail_on: FailOn = "fail"
+    _source: str = PrivateAttr(default="config")
+
+    @property
+    def source(self) -> str:
+        """Where the config came from (its file), for error messages."""
+        return self._source
 
     @field_validator("probes", mode="before")
     @classmethod
@@ -154,9 +168,11 @@ def _locate_inputs(section: dict[str, Any], base: Path) -> None:
 def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditConfig:
     """Validate a config mapping; a bad key raises :class:`ConfigError` naming it."""
     try:
-        return AuditConfig.model_validate(dict(data))
+        config = AuditConfig.model_validate(dict(data))
     except ValidationError as exc:
         raise ConfigError(f"{source}: {explain_validation(exc, root='config')}") from exc
+    config._source = source
+    return config
 
 
 def with_engine_options(config: AuditConfig, **options: Any) -> AuditConfig:
@@ -174,7 +190,9 @@ def with_engine_options(config: AuditConfig, **options: Any) -> AuditConfig:
             option = f"--{key.replace('_', '-')} {given.get(key)!r}" if key in given else key
             problems.append(f"{option}: {error['msg']}")
         raise ConfigError("; ".join(problems)) from exc
-    return config.model_copy(update={"engine": engine})
+    updated = config.model_copy(update={"engine": engine})
+    updated._source = config.source
+    return updated
 
 
 @dataclass
@@ -307,10 +325,7 @@ def _plan_probe(
         raise ConfigError(
             f"probes.{name}: unknown parameter(s) {unknown}; {name} takes {sorted(accepted)}"
         )
-    try:
-        probe = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"probes.{name}: {exc}") from exc
+    probe = build_probe(cls, options, where=f"{config.source}: probe {name!r}")
     rubric = get_rubric(params.get("rubric", config.rubric))
     data_spec = str(params.get("data", config.data))
     data_options = dict(params.get("data_options", config.data_options))
