@@ -164,3 +164,66 @@ def test_a_probe_parameter_of_the_wrong_type_names_file_probe_parameter_type_and
     config = load_config("audit.yaml")
     with pytest.raises(ConfigError, match=message):
         run_audit(config, progress=False)
+
+
+# -- thresholds ------------------------------------------------------------------------------------
+def test_a_threshold_for_a_finding_no_selected_probe_reports_lists_the_findings() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"^config: thresholds: no selected probe reports a finding 'flip_rat' \(probes: "
+        r"repetition, permutation\); .*findings are: decision_flip_rate, first_part_match, ",
+    ):
+        parse_config({**AUDIT, "thresholds": {"flip_rat": {"fail": 0.1}}})
+    # a finding of a probe that is not selected, or aimed at the wrong probe, is unknown too
+    for key in ("position_consistency", "repetition.positional_bias", "cluster.class_flip_rate"):
+        with pytest.raises(ConfigError, match=f"reports a finding '{key}'"):
+            parse_config({**AUDIT, "thresholds": {key: {"fail": 0.1}}})
+
+
+def test_thresholds_by_finding_or_probe_and_finding_apply_to_that_finding(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            **AUDIT,
+            "limit": 8,
+            "out": str(tmp_path),
+            "probes": {"repetition": {"counts": [1, 2]}},
+            "thresholds": {
+                "mean_shift": {"warn": 10.0},
+                "repetition.decision_flip_rate": {"fail": 2.0},
+            },
+        }
+    )
+    outcome = run_audit(config, progress=False)
+    findings = outcome.results["repetition"].findings
+    assert {f.threshold.warn for f in findings if f.name == "mean_shift"} == {10.0}  # type: ignore[union-attr]
+    assert {f.threshold.fail for f in findings if f.name == "decision_flip_rate"} == {2.0}  # type: ignore[union-attr]
+
+
+def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Path) -> None:
+    from judgeprobe.demo import DEMO_PROBES
+    from judgeprobe.probes import get_probe_class, probe_names
+
+    def fn(request: Request) -> float | str:
+        if request.rubric.kind == "pairwise":
+            return "AB"[len(request.render()) % 2]
+        return float(len(request.render()) % 5 + 1)
+
+    falsifier = (
+        Path(__file__).parents[1] / "benchmarks/falsifiers/length_confound.yaml"
+    ).read_text()
+    probes = {
+        **DEMO_PROBES,
+        "policy_invariance": {**DEMO_PROBES["policy_invariance"], "reproduction_trials": 1},
+        "policy_invariance_pairwise": {"rubric": "preference", "data": "demo:pairwise"},
+        "length_null": {**DEMO_PROBES["length_null"], "falsifier": falsifier},
+    }
+    assert set(probes) == set(probe_names())
+    config = parse_config(
+        {"judge": "python:unused:fn", "data": "demo", "out": str(tmp_path), "probes": probes}
+    )
+    outcome = run_audit(config, judge=CallableJudge(fn, name="lengths"), progress=False)
+    for name, result in outcome.results.items():
+        declared = get_probe_class(name).finding_names
+        reported = {f.name for f in result.findings}
+        assert declared is not None and reported and reported <= set(declared), name
+    assert "falsifier" in {f.name for f in outcome.results["length_null"].findings}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,8 +21,10 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.data import load_dataset
@@ -131,6 +133,50 @@ class AuditConfig(BaseModel):
             if name not in known:
                 raise ValueError(f"unknown probe {name!r}; available: {', '.join(known)}")
         return value
+
+    @field_validator("thresholds")
+    @classmethod
+    def _known_findings(
+        cls, value: dict[str, ThresholdOption], info: ValidationInfo
+    ) -> dict[str, ThresholdOption]:
+        """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``)."""
+        probes = info.data.get("probes")
+        if value and isinstance(probes, dict):
+            try:
+                check_threshold_keys(value, list(probes))
+            except ValueError as exc:  # without pydantic's "Value error," in front
+                raise PydanticCustomError(
+                    "unknown_finding", "{reason}", {"reason": str(exc)}
+                ) from exc
+        return value
+
+
+def check_threshold_keys(keys: Iterable[str], probes: Iterable[str]) -> None:
+    """ValueError unless every key is ``finding`` or ``probe.finding`` of one of ``probes``.
+
+    A key no probe reports would be listed in the card as configured, yet judge nothing. Probes
+    that do not declare their :attr:`~judgeprobe.probes.Probe.finding_names` (plugins) leave
+    the keys aimed at them unchecked.
+    """
+    declared = {name: get_probe_class(name).finding_names for name in probes}
+    known = sorted({f for names in declared.values() if names is not None for f in names})
+    open_ended = any(names is None for names in declared.values())
+    unknown = []
+    for key in keys:
+        probe, dot, finding = key.rpartition(".")
+        if dot and probe in declared:
+            names = declared[probe]
+            if names is not None and finding not in names:
+                unknown.append(key)
+        elif dot or (key not in known and not open_ended):
+            unknown.append(key)
+    if unknown:
+        selected = ", ".join(declared) or "none"
+        raise ValueError(
+            f"no selected probe reports a finding {', '.join(map(repr, unknown))} (probes: "
+            f"{selected}); a key is a finding name or probe.finding, and the findings are: "
+            f"{', '.join(known) or 'none'}"
+        )
 
 
 def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
@@ -378,8 +424,10 @@ def _data_record(dataset: Dataset, limit: int | None) -> dict[str, Any]:
 def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:
     if not overrides:
         return result
-    result.findings = [
-        f.with_threshold(overrides[f.name].threshold()) if f.name in overrides else f
-        for f in result.findings
-    ]
+    findings = []
+    for finding in result.findings:
+        # the more specific key wins, as in the card
+        option = overrides.get(f"{result.probe}.{finding.name}") or overrides.get(finding.name)
+        findings.append(finding if option is None else finding.with_threshold(option.threshold()))
+    result.findings = findings
     return result

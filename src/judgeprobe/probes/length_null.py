@@ -214,6 +214,16 @@ class LengthNullProbe(Probe):
     kind: ClassVar[ProbeKind] = "null"
     item_kind: ClassVar[ItemKind] = "pairwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "judge_human_majority_agreement",
+        "null_human_vote_agreement",
+        "null_human_majority_agreement",
+        "null_judge_agreement",
+        "bin_judge_agreement",
+        "bin_null_agreement",
+        "bin_judge_minus_null",
+        "falsifier",
+    )
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
