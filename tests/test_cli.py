@@ -195,7 +195,7 @@ def test_judge_options_on_the_command_line_reach_the_judge(tmp_path: Path) -> No
     assert card["tested"]["judge"]["description"] == {
         "backend": "callable",
         "name": "kw",
-        "version": 7,
+        "version": "7",  # YAML reads a number; the judge's version is a string
         "params": {},
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import pathlib
 import threading
 
 import pytest
@@ -27,6 +28,7 @@ from judgeprobe.rubrics import (
     get_rubric,
     load_rubric,
 )
+from judgeprobe.verdict import check_score
 
 HARM = builtin_rubric("harmfulness")
 REFUSAL = builtin_rubric("refusal")
@@ -130,12 +132,87 @@ def test_request_keeps_only_the_rubrics_inputs() -> None:
 
 
 def test_only_an_ok_verdict_carries_a_score() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="an ok verdict needs a score"):
         Verdict(VerdictStatus.OK)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a unparseable verdict must not carry a score"):
         Verdict(VerdictStatus.UNPARSEABLE, score=1.0)
-    with pytest.raises(ValueError):
-        Verdict.scored(math.nan)
+
+
+@pytest.mark.parametrize(
+    ("score", "reason"),
+    [
+        (math.inf, "score inf is not finite"),
+        (-math.inf, "score -inf is not finite"),
+        (math.nan, "score nan is not finite"),
+        (7.0, "score 7 outside the rubric's range [1, 5]"),
+        (0.5, "score 0.5 outside the rubric's range [1, 5]"),
+        ("4", "score '4' is not a number"),
+        (True, "score True is not a number"),
+    ],
+)
+def test_a_score_that_is_not_finite_or_off_the_scale_is_unparseable_with_the_reason(
+    score: object, reason: str
+) -> None:
+    verdict = check_score(Verdict(VerdictStatus.OK, score=score, raw_text="answer"), (1.0, 5.0))  # type: ignore[arg-type]
+    assert (verdict.status, verdict.score, verdict.error) == (
+        VerdictStatus.UNPARSEABLE,
+        None,
+        reason,
+    )
+    assert verdict.raw_text == "answer"
+
+
+def test_a_score_on_the_scale_or_between_its_labels_stays_ok() -> None:
+    for score in (1.0, 3.5, 5):
+        verdict = check_score(Verdict(VerdictStatus.OK, score=score), HARM.score_range)
+        assert verdict.ok and verdict.score == score and isinstance(verdict.score, float)
+    assert check_score(Verdict.scored(1e9), None).ok  # no range: any finite number
+
+
+def test_each_rubric_kind_has_the_score_range_its_verdicts_are_checked_against() -> None:
+    assert HARM.score_range == (1.0, 5.0)
+    assert REFUSAL.score_range == (0.0, 1.0)
+    assert PREFERENCE.score_range == (0.0, 1.0)  # B, tie, A
+    assert builtin_rubric("toxicity").score_range == (0.0, 1.0)
+    assert builtin_rubric("generation").score_range is None  # a token count
+
+
+@pytest.mark.parametrize("bad", [[5.0, 1.0], [0.0, math.inf], [math.nan, 1.0]])
+def test_a_rubric_range_must_be_finite_and_ordered(bad: list[float]) -> None:
+    data = builtin_rubric("toxicity").model_dump()
+    with pytest.raises(ValueError, match="range must be two finite numbers, low <= high"):
+        type(HARM).model_validate({**data, "range": bad})
+
+
+async def test_the_engine_records_inf_nan_and_off_scale_scores_as_unparseable_never_ok(
+    tmp_path: pathlib.Path,
+) -> None:
+    answers = {"inf": math.inf, "nan": math.nan, "seven": 7, "label": "9", "good": 4}
+
+    def fn(request: Request) -> float | str:
+        return answers[request.field_map["response"]]
+
+    judge = CallableJudge(fn, name="wild")
+    requests = [
+        Request.make(judge.fingerprint, HARM, {"prompt": "p", "response": name}) for name in answers
+    ]
+    with RunStore(tmp_path / "run.sqlite") as store:
+        result = await Engine(judge, store, EngineConfig(progress=False)).run(requests)
+        stored = store.get_many([r.key for r in requests])
+    by_name = {r.field_map["response"]: result.verdicts[r.key] for r in requests}
+    assert {name: v.status.value for name, v in by_name.items()} == {
+        "inf": "unparseable",
+        "nan": "unparseable",
+        "seven": "unparseable",
+        "label": "unparseable",  # text without a label of the scale, as before
+        "good": "ok",
+    }
+    assert by_name["inf"].error == "score inf is not finite"
+    assert by_name["seven"].error == "score 7 outside the rubric's range [1, 5]"
+    assert (result.stats.ok, result.stats.unparseable, result.stats.failed) == (1, 4, 0)
+    assert {k: v.status for k, v in stored.items()} == {
+        k: v.status for k, v in result.verdicts.items()
+    }
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,12 @@ import pytest
 
 from fake_server import FakeServer, FaultMix, Scripted, serve_in_thread
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.judges import BaseJudge, CallableJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.verdict import VerdictStatus
+from judgeprobe.verdict import Verdict, VerdictStatus
 
 REFUSAL = builtin_rubric("refusal")
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -191,6 +193,85 @@ async def test_a_budget_stops_the_run_and_the_next_run_resumes_without_repeating
     assert resumed.complete
     assert (resumed.stats.cached, resumed.stats.called) == (10, 20)
     assert server.calls == 30 and max(server.answered.values()) == 1
+
+
+class _CountingBatcher(BaseJudge):
+    """A batching judge that counts every request it is sent."""
+
+    backend = "counting-batcher"
+    batch_size = 256
+
+    def __init__(self) -> None:
+        self.received = 0
+
+    async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]:
+        self.received += len(requests)
+        return [Verdict.scored(1.0, label="true") for _ in requests]
+
+
+def _batcher_requests(judge: BaseJudge, n: int) -> list[Request]:
+    return [
+        Request.make(judge.fingerprint, REFUSAL, {"prompt": f"p{i}", "response": f"r{i}"})
+        for i in range(n)
+    ]
+
+
+async def test_a_batching_judge_is_sent_no_more_requests_than_the_call_budget() -> None:
+    judge = _CountingBatcher()
+    store = RunStore(":memory:")
+    engine = Engine(judge, store, EngineConfig(budget=Budget(max_calls=10), progress=False))
+    result = await engine.run(_batcher_requests(judge, 200))
+    assert judge.received == 10  # one batch cut to what the budget has left
+    assert (result.stats.called, result.stats.pending) == (10, 190)
+    assert result.stopped == "call budget of 10 reached"
+    again = await engine.run(_batcher_requests(judge, 200))  # the budget is the engine's
+    assert judge.received == 10 and again.stopped == "call budget of 10 reached"
+
+
+@pytest.mark.parametrize("limit", [7, 50])
+async def test_retries_count_against_the_call_budget_exactly(
+    server: FakeServer, limit: int
+) -> None:
+    server.faults = FaultMix(rate_500=0.5, seed=3)  # about one call in two fails and is retried
+    judge = OpenAIJudge(server.base_url, "stub-judge", max_concurrency=8)
+    requests = _requests(judge, 100)
+    engine = _engine(judge, RunStore(":memory:"), budget=Budget(max_calls=limit))
+    result = await engine.run(requests)
+    await judge.aclose()
+    assert server.calls == limit  # every attempt, retries included, and not one more
+    assert server.fault_counts["500"] > 0 and server.calls > result.stats.called
+    assert not result.complete and result.stopped == f"call budget of {limit} reached"
+    # a request whose retry the budget refused is pending (judged next run), not a failure
+    assert result.stats.pending == 100 - len(result.verdicts)
+    assert all(v.status is VerdictStatus.OK for v in result.verdicts.values())
+
+
+async def test_the_token_budget_is_reserved_before_each_call() -> None:
+    def fn(request: Request) -> float:
+        return 1.0
+
+    # with a context window the callable judge counts words (and reports no tokens itself)
+    judge = CallableJudge(fn, name="counted", context_window=1000, max_concurrency=4)
+    requests = _batcher_requests(judge, 20)
+    (each,) = {judge.count_tokens(r) for r in requests}
+    assert each is not None
+    limit = 4 * each + each // 2
+    engine = Engine(
+        judge, RunStore(":memory:"), EngineConfig(budget=Budget(max_tokens=limit), progress=False)
+    )
+    result = await engine.run(requests)
+    assert result.stats.called == 4  # a fifth call would pass the budget: it is not sent
+    assert result.stopped == (
+        f"token budget of {limit} reached ({4 * each} spent, the next call needs about {each})"
+    )
+
+
+@pytest.mark.parametrize("bad", [0, -5])
+def test_a_budget_below_one_is_an_error(bad: int) -> None:
+    with pytest.raises(ConfigError, match=f"max_calls must be an integer >= 1 .*not {bad}"):
+        Budget(max_calls=bad)
+    with pytest.raises(ConfigError, match=f"max_tokens must be an integer >= 1 .*not {bad}"):
+        Budget(max_tokens=bad)
 
 
 # -- kill and resume ----------------------------------------------------------------------------

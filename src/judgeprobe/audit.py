@@ -10,12 +10,21 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.data import load_dataset
@@ -26,6 +35,7 @@ from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.judges.base import Judge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names, run_probe
+from judgeprobe.probes.registry import build_probe
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 
@@ -99,6 +109,12 @@ class AuditConfig(BaseModel):
     out: str = "judgeprobe-out"
     engine: EngineOptions = Field(default_factory=EngineOptions)
     fail_on: FailOn = "fail"
+    _source: str = PrivateAttr(default="config")
+
+    @property
+    def source(self) -> str:
+        """Where the config came from (its file), for error messages."""
+        return self._source
 
     @field_validator("probes", mode="before")
     @classmethod
@@ -117,6 +133,50 @@ class AuditConfig(BaseModel):
             if name not in known:
                 raise ValueError(f"unknown probe {name!r}; available: {', '.join(known)}")
         return value
+
+    @field_validator("thresholds")
+    @classmethod
+    def _known_findings(
+        cls, value: dict[str, ThresholdOption], info: ValidationInfo
+    ) -> dict[str, ThresholdOption]:
+        """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``)."""
+        probes = info.data.get("probes")
+        if value and isinstance(probes, dict):
+            try:
+                check_threshold_keys(value, list(probes))
+            except ValueError as exc:  # without pydantic's "Value error," in front
+                raise PydanticCustomError(
+                    "unknown_finding", "{reason}", {"reason": str(exc)}
+                ) from exc
+        return value
+
+
+def check_threshold_keys(keys: Iterable[str], probes: Iterable[str]) -> None:
+    """ValueError unless every key is ``finding`` or ``probe.finding`` of one of ``probes``.
+
+    A key no probe reports would be listed in the card as configured, yet judge nothing. Probes
+    that do not declare their :attr:`~judgeprobe.probes.Probe.finding_names` (plugins) leave
+    the keys aimed at them unchecked.
+    """
+    declared = {name: get_probe_class(name).finding_names for name in probes}
+    known = sorted({f for names in declared.values() if names is not None for f in names})
+    open_ended = any(names is None for names in declared.values())
+    unknown = []
+    for key in keys:
+        probe, dot, finding = key.rpartition(".")
+        if dot and probe in declared:
+            names = declared[probe]
+            if names is not None and finding not in names:
+                unknown.append(key)
+        elif dot or (key not in known and not open_ended):
+            unknown.append(key)
+    if unknown:
+        selected = ", ".join(declared) or "none"
+        raise ValueError(
+            f"no selected probe reports a finding {', '.join(map(repr, unknown))} (probes: "
+            f"{selected}); a key is a finding name or probe.finding, and the findings are: "
+            f"{', '.join(known) or 'none'}"
+        )
 
 
 def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
@@ -154,9 +214,31 @@ def _locate_inputs(section: dict[str, Any], base: Path) -> None:
 def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditConfig:
     """Validate a config mapping; a bad key raises :class:`ConfigError` naming it."""
     try:
-        return AuditConfig.model_validate(dict(data))
+        config = AuditConfig.model_validate(dict(data))
     except ValidationError as exc:
         raise ConfigError(f"{source}: {explain_validation(exc, root='config')}") from exc
+    config._source = source
+    return config
+
+
+def with_engine_options(config: AuditConfig, **options: Any) -> AuditConfig:
+    """``config`` with engine options from the command line (None: not given), checked as in a
+    config file: ``--max-calls 0`` is the error ``engine: max_calls: 0`` would be."""
+    given = {key: value for key, value in options.items() if value is not None}
+    if not given:
+        return config
+    try:
+        engine = EngineOptions.model_validate({**config.engine.model_dump(), **given})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            key = str(error["loc"][0]) if error["loc"] else ""
+            option = f"--{key.replace('_', '-')} {given.get(key)!r}" if key in given else key
+            problems.append(f"{option}: {error['msg']}")
+        raise ConfigError("; ".join(problems)) from exc
+    updated = config.model_copy(update={"engine": engine})
+    updated._source = config.source
+    return updated
 
 
 @dataclass
@@ -290,10 +372,7 @@ def _plan_probe(
         raise ConfigError(
             f"probes.{name}: unknown parameter(s) {unknown}; {name} takes {sorted(accepted)}"
         )
-    try:
-        probe = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"probes.{name}: {exc}") from exc
+    probe = build_probe(cls, options, where=f"{config.source}: probe {name!r}")
     rubric = get_rubric(params.get("rubric", config.rubric))
     data_spec = str(params.get("data", config.data))
     data_options = dict(params.get("data_options", config.data_options))
@@ -375,8 +454,10 @@ def _skipped_rows(datasets: list[Dataset]) -> list[dict[str, Any]]:
 def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:
     if not overrides:
         return result
-    result.findings = [
-        f.with_threshold(overrides[f.name].threshold()) if f.name in overrides else f
-        for f in result.findings
-    ]
+    findings = []
+    for finding in result.findings:
+        # the more specific key wins, as in the card
+        option = overrides.get(f"{result.probe}.{finding.name}") or overrides.get(finding.name)
+        findings.append(finding if option is None else finding.with_threshold(option.threshold()))
+    result.findings = findings
     return result

@@ -114,10 +114,13 @@ def audit(
     limit: Annotated[int | None, typer.Option(help="Use only the first N items.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for every sampled plan.")] = None,
     max_calls: Annotated[
-        int | None, typer.Option(help="Stop after this many judge calls (resume later).")
+        int | None,
+        typer.Option(
+            help="Make at most this many judge calls, retries included (>= 1; resume later)."
+        ),
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option(help="Stop after this many tokens (resume later).")
+        int | None, typer.Option(help="Spend at most this many tokens (>= 1; resume later).")
     ] = None,
     fail_on: Annotated[
         str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")
@@ -127,7 +130,7 @@ def audit(
 
     Re-running the same audit makes no judge call: every verdict is in the run store.
     """
-    from judgeprobe.audit import load_config, parse_config
+    from judgeprobe.audit import load_config, parse_config, with_engine_options
 
     overrides: dict[str, Any] = {
         "judge": judge,
@@ -151,9 +154,7 @@ def audit(
     config.judge_options.update(_parse_judge_options(judge_option))
     if loader is not None:
         config.data_options["loader"] = loader
-    if max_calls is not None or max_tokens is not None:
-        config.engine.max_calls = max_calls or config.engine.max_calls
-        config.engine.max_tokens = max_tokens or config.engine.max_tokens
+    config = with_engine_options(config, max_calls=max_calls, max_tokens=max_tokens)
     _run(config, _command_line())
 
 

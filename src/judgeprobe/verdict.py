@@ -1,12 +1,15 @@
 """Verdicts: what one judge call returned, including how it failed.
 
 A verdict that could not be parsed, an errored call and an input skipped for the context window
-are states of their own; they carry no score, so no failure can ever look like a flip.
+are states of their own; they carry no score, so no failure can ever look like a flip. A score that
+is not a finite number in the rubric's range is no score either: :func:`check_score`, which the
+engine applies to every verdict, records it as unparseable with the reason.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -18,7 +21,8 @@ class VerdictStatus(StrEnum):
 
     OK = "ok"
     UNPARSEABLE = "unparseable"
-    """The judge answered, but not with a label of the scale."""
+    """The judge answered, but not with a label of the scale, or with a score that is not a finite
+    number in the rubric's range (``error`` says which)."""
     ERROR = "error"
     """The call failed (after retries) or the backend raised."""
     SKIPPED = "skipped"
@@ -31,6 +35,10 @@ class Verdict:
 
     ``score`` is set only when ``status`` is ``ok``. ``distribution`` maps scale labels to
     probabilities where the backend exposes them (next-token probabilities, logprobs).
+
+    A backend may build an ok verdict with any number (``inf``, ``nan``, 7 on a 1-5 scale): the
+    engine passes every verdict through :func:`check_score` before it stores or returns it, so
+    an ok verdict that leaves the engine has a finite score in the rubric's range.
     """
 
     status: VerdictStatus
@@ -49,8 +57,8 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if self.status is VerdictStatus.OK:
-            if self.score is None or math.isnan(self.score):
-                raise ValueError("an ok verdict needs a numeric score")
+            if self.score is None:
+                raise ValueError("an ok verdict needs a score")
         elif self.score is not None:
             raise ValueError(f"a {self.status.value} verdict must not carry a score")
 
@@ -81,3 +89,45 @@ class Verdict:
     def but(self, **changes: Any) -> Verdict:
         """A copy with some fields changed."""
         return replace(self, **changes)
+
+
+def check_score(verdict: Verdict, score_range: tuple[float, float] | None) -> Verdict:
+    """``verdict``, or an unparseable one saying why its score cannot be used.
+
+    An ok verdict's score must be a real number, finite, and within ``score_range`` (the
+    rubric's, see :attr:`~judgeprobe.rubrics.Rubric.score_range`; None: any finite number).
+    Anything else would reach the statistics as a number no scale holds (``inf`` breaks every
+    mean, ``nan`` every comparison), so it is recorded with the reason in ``error``, counted as
+    unparseable and never scored. The raw answer is kept.
+
+    Examples
+    --------
+    >>> check_score(Verdict.scored(7.0, raw_text="7"), (1.0, 5.0)).error
+    "score 7 outside the rubric's range [1, 5]"
+    >>> check_score(Verdict.scored(float("inf")), None).status.value
+    'unparseable'
+    """
+    if verdict.status is not VerdictStatus.OK:
+        return verdict
+    score = verdict.score
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        reason = f"score {score!r} is not a number"
+    elif not math.isfinite(score):
+        reason = f"score {float(score)} is not finite"
+    elif score_range is not None and not score_range[0] <= score <= score_range[1]:
+        low, high = score_range
+        reason = f"score {float(score):g} outside the rubric's range [{low:g}, {high:g}]"
+    else:
+        return verdict if type(score) is float else verdict.but(score=float(score))
+    return Verdict(
+        VerdictStatus.UNPARSEABLE,
+        raw_text=verdict.raw_text or str(score),
+        error=reason,
+        key=verdict.key,
+        trial=verdict.trial,
+        latency_s=verdict.latency_s,
+        prompt_tokens=verdict.prompt_tokens,
+        completion_tokens=verdict.completion_tokens,
+        attempts=verdict.attempts,
+        meta=verdict.meta,
+    )

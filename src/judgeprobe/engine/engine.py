@@ -17,13 +17,13 @@ from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
-from judgeprobe.engine.limits import Budget, RateLimiter
+from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import Judge
 from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.verdict import Verdict, VerdictStatus, check_score
 
 T = TypeVar("T")
 
@@ -95,6 +95,10 @@ class EngineConfig:
 class Engine:
     """Judges requests through one judge, caching every verdict in a run store.
 
+    Every call attempt (a retry, each request of a batch) is reserved on the budget before it is
+    sent, so the calls made never exceed it; every verdict passes :func:`check_score` against its
+    request's rubric before it is stored or returned.
+
     Examples
     --------
     >>> from judgeprobe.judges import CallableJudge
@@ -119,8 +123,7 @@ class Engine:
             requests_per_minute=self.config.requests_per_minute,
             tokens_per_minute=self.config.tokens_per_minute,
         )
-        self._spent_calls = 0
-        self._spent_tokens = 0
+        self._meter = BudgetMeter(self.config.budget)
         self._rng = random.Random()
         secrets = getattr(judge, "secrets", None)  # optional in the protocol
         if secrets is not None:
@@ -138,14 +141,20 @@ class Engine:
         for rubric in {r.rubric.hash: r.rubric for r in distinct}.values():
             self.store.register_rubric(rubric)
 
-        verdicts = self.store.get_many([r.key for r in distinct])
+        by_key = {r.key: r for r in distinct}
+        verdicts = {
+            key: check_score(verdict, by_key[key].rubric.score_range)
+            for key, verdict in self.store.get_many(list(by_key)).items()
+        }
         if self.config.retry_errors:
             verdicts = {k: v for k, v in verdicts.items() if v.status is not VerdictStatus.ERROR}
         stats.cached = len(verdicts)
         missing = [r for r in distinct if r.key not in verdicts]
-        missing = self._skip_oversized(missing, verdicts, stats)
+        counts = self._count_tokens(missing)
+        missing = self._skip_oversized(missing, counts, verdicts, stats)
+        costs = self._token_costs(missing, counts)
 
-        stopped = await self._judge_missing(missing, verdicts, stats, description)
+        stopped = await self._judge_missing(missing, costs, verdicts, stats, description)
         stats.pending = len(distinct) - len(verdicts)
         self.totals.add(stats)
         return EngineResult(verdicts, stats, stopped)
@@ -157,20 +166,42 @@ class Engine:
         return run_blocking(self.run(requests, description=description))
 
     # -- internals ----------------------------------------------------------------------------
-    def _skip_oversized(
-        self, requests: list[Request], verdicts: dict[str, Verdict], stats: CallStats
-    ) -> list[Request]:
-        window = self.judge.context_window
-        if window is None:
-            return requests
-        kept = []
+    def _count_tokens(self, requests: list[Request]) -> dict[str, int | None]:
+        """The judge's token count of each request's input, where a window or budget needs it."""
+        if self.judge.context_window is None and self.config.budget.max_tokens is None:
+            return {}
         count_many = getattr(self.judge, "count_tokens_many", None)  # optional in the protocol
         counts = (
             count_many(requests)
             if count_many is not None
             else [self.judge.count_tokens(request) for request in requests]
         )
-        for request, tokens in zip(requests, counts, strict=True):
+        return {r.key: tokens for r, tokens in zip(requests, counts, strict=True)}
+
+    def _token_costs(
+        self, requests: list[Request], counts: dict[str, int | None]
+    ) -> dict[str, int]:
+        """What each request is charged on the token budget before it is sent (0: no budget).
+
+        The judge's count of its input, or about four characters a token where it cannot count.
+        """
+        if self.config.budget.max_tokens is None:
+            return {}
+        return {r.key: counts.get(r.key) or len(r.render()) // 4 for r in requests}
+
+    def _skip_oversized(
+        self,
+        requests: list[Request],
+        counts: dict[str, int | None],
+        verdicts: dict[str, Verdict],
+        stats: CallStats,
+    ) -> list[Request]:
+        window = self.judge.context_window
+        if window is None:
+            return requests
+        kept = []
+        for request in requests:
+            tokens = counts.get(request.key)
             if tokens is not None and tokens > window:
                 verdict = Verdict.skipped(
                     f"input of {tokens} tokens exceeds the context window of {window}",
@@ -188,6 +219,7 @@ class Engine:
     async def _judge_missing(
         self,
         missing: list[Request],
+        costs: dict[str, int],
         verdicts: dict[str, Verdict],
         stats: CallStats,
         description: str,
@@ -210,14 +242,9 @@ class Engine:
 
             async def worker() -> None:
                 while not queue.empty() and not stopped:
-                    reason = self.config.budget.exhausted(self._spent_calls, self._spent_tokens)
-                    if reason:
-                        stopped.append(reason)
-                        return
                     batch = queue.get_nowait()
-                    self._spent_calls += len(batch)
-                    results = await self._call(batch, stats)
-                    for request, verdict in zip(batch, results, strict=True):
+                    results = await self._call(batch, costs, stats, stopped)
+                    for request, verdict in results:
                         verdicts[request.key] = self.store.put(request, verdict)
                         self._count(verdict, stats)
                     progress.update(
@@ -234,7 +261,6 @@ class Engine:
         stats.called += 1
         stats.prompt_tokens += verdict.prompt_tokens
         stats.completion_tokens += verdict.completion_tokens
-        self._spent_tokens += verdict.tokens
         if verdict.status is VerdictStatus.OK:
             stats.ok += 1
         elif verdict.status is VerdictStatus.UNPARSEABLE:
@@ -242,11 +268,31 @@ class Engine:
         else:
             stats.failed += 1
 
-    async def _call(self, batch: Sequence[Request], stats: CallStats) -> list[Verdict]:
-        """Judge one batch with retries; always returns one verdict per request."""
+    async def _call(
+        self,
+        batch: Sequence[Request],
+        costs: dict[str, int],
+        stats: CallStats,
+        stopped: list[str],
+    ) -> list[tuple[Request, Verdict]]:
+        """Judge one batch with retries; every request sent gets a verdict.
+
+        Each attempt is reserved on the budget before it is sent; the requests the budget has no
+        room for are not sent (they stay pending, and the reason goes to ``stopped``).
+        """
         attempt = 0
         while True:
             attempt += 1
+            estimates = [costs.get(r.key, 0) for r in batch]
+            allowed = self._meter.reserve(estimates)
+            if allowed < len(batch):
+                stopped.append(self._meter.refusal(estimates[allowed]))
+                batch, estimates = batch[:allowed], estimates[:allowed]
+                if not batch:
+                    return []
+            if attempt > 1:
+                stats.retries += 1
+            reserved = sum(estimates)
             if self._limiter.active:
                 # judges that cannot count tokens are charged about four characters a token
                 tokens = sum(self.judge.count_tokens(r) or len(r.render()) // 4 for r in batch)
@@ -277,15 +323,24 @@ class Engine:
                     return self._failed(
                         batch, "backend returned a wrong number of verdicts", attempt
                     )
-                return [
-                    v.but(
-                        key=r.key, trial=r.trial, latency_s=v.latency_s or latency, attempts=attempt
+                checked = [
+                    check_score(
+                        v.but(
+                            key=r.key,
+                            trial=r.trial,
+                            latency_s=v.latency_s or latency,
+                            attempts=attempt,
+                        ),
+                        r.rubric.score_range,
                     )
                     for r, v in zip(batch, results, strict=True)
                 ]
+                # a verdict that reports no tokens keeps its estimate charged
+                spent = sum(v.tokens or e for v, e in zip(checked, estimates, strict=True))
+                self._meter.settle(reserved, spent)
+                return list(zip(batch, checked, strict=True))
             if attempt > self.config.max_retries:
                 return self._failed(batch, f"{error} (gave up after {attempt} attempts)", attempt)
-            stats.retries += 1
             await asyncio.sleep(self._backoff(attempt, retry_after))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -297,8 +352,13 @@ class Engine:
         return delay
 
     @staticmethod
-    def _failed(batch: Sequence[Request], error: str, attempts: int) -> list[Verdict]:
-        return [Verdict.failed(error, key=r.key, trial=r.trial, attempts=attempts) for r in batch]
+    def _failed(
+        batch: Sequence[Request], error: str, attempts: int
+    ) -> list[tuple[Request, Verdict]]:
+        """Error verdicts for ``batch``; a failed attempt stays charged its estimated tokens."""
+        return [
+            (r, Verdict.failed(error, key=r.key, trial=r.trial, attempts=attempts)) for r in batch
+        ]
 
 
 async def _one(judge: Judge, request: Request) -> list[Verdict]:

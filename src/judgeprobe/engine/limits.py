@@ -4,19 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from judgeprobe.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """Upper bounds on one engine run: judge calls made and tokens spent (None: unbounded).
+    """Upper bounds on what an engine may spend: judge calls and tokens (None: unbounded).
 
-    When a bound is reached the engine stops starting calls, finishes those in flight, stores
-    them, and reports the run incomplete; the next run resumes from the store.
+    A call is one request sent to the judge once: a retry is another call, and a batch of n
+    requests is n calls. The engine reserves each call before it is sent, so the calls made never
+    exceed ``max_calls``; calls and batches that would pass it are not sent (a batch is cut to
+    what is left). ``max_tokens`` works alike on the input tokens the judge counts before a call
+    (about four characters a token where it cannot count); the tokens a call reports, completion
+    included, replace that estimate once it returns. When a bound is reached the engine sends no
+    more, stores what was judged and reports the run incomplete; the next run resumes from the
+    store. Both bounds must be at least 1, as in an audit config.
     """
 
     max_calls: int | None = None
     max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_calls", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or value < 1):
+                raise ConfigError(
+                    f"{name} must be an integer >= 1 (or None: no bound), not {value!r}"
+                )
 
     def exhausted(self, calls: int, tokens: int) -> str | None:
         """The reason the budget is spent, or None while there is room."""
@@ -25,6 +42,53 @@ class Budget:
         if self.max_tokens is not None and tokens >= self.max_tokens:
             return f"token budget of {self.max_tokens} reached"
         return None
+
+
+class BudgetMeter:
+    """What an engine has spent of its :class:`Budget`, reserved before each call is sent.
+
+    Reserving is synchronous, so concurrent workers of one event loop can never together send
+    more than the budget allows.
+    """
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.calls = 0
+        self.tokens = 0
+
+    def reserve(self, tokens: Sequence[int]) -> int:
+        """Reserve the leading requests of a batch (``tokens``: each one's estimate) that fit.
+
+        Returns how many may be sent now, from 0 (none: the budget is spent) to ``len(tokens)``.
+        """
+        allowed = len(tokens)
+        if self.budget.max_calls is not None:
+            allowed = min(allowed, max(0, self.budget.max_calls - self.calls))
+        if self.budget.max_tokens is not None:
+            room, fits = self.budget.max_tokens - self.tokens, 0
+            for estimate in tokens[:allowed]:
+                if estimate > room:
+                    break
+                room -= estimate
+                fits += 1
+            allowed = fits
+        self.calls += allowed
+        self.tokens += sum(tokens[:allowed])
+        return allowed
+
+    def settle(self, reserved: int, spent: int) -> None:
+        """Replace a reservation of ``reserved`` tokens by the ``spent`` the call reported."""
+        self.tokens += spent - reserved
+
+    def refusal(self, tokens: int) -> str:
+        """Why a call estimated at ``tokens`` tokens cannot be sent."""
+        max_calls, max_tokens = self.budget.max_calls, self.budget.max_tokens
+        if max_calls is not None and self.calls >= max_calls:
+            return f"call budget of {max_calls} reached"
+        return (
+            f"token budget of {max_tokens} reached ({self.tokens} spent, the next call needs "
+            f"about {tokens})"
+        )
 
 
 class RateLimiter:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, TypeVar
 
+from judgeprobe._annotations import Mismatch, parameter_types, validate_value
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges.base import Judge
 
@@ -74,7 +75,8 @@ def build_judge(spec: str, **options: Any) -> Judge:
 
 
 def _construct(factory: Callable[..., T], spec: str, *args: Any, **options: Any) -> T:
-    """``factory(*args, **options)``; an option it does not take is a :class:`ConfigError`."""
+    """``factory(*args, **options)``; an option it does not take, or a value of a type its
+    annotation does not admit (``-J context_window=abc``), is a :class:`ConfigError`."""
     try:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):  # a builtin or C factory: let it judge its own options
@@ -91,7 +93,15 @@ def _construct(factory: Callable[..., T], spec: str, *args: Any, **options: Any)
                 f"judge {spec!r} takes no option {', '.join(map(repr, unknown))}; its options: "
                 f"{', '.join(accepted) or 'none'}"
             )
-    return factory(*args, **options)
+    types = parameter_types(factory)
+    checked = dict(options)
+    for key, value in options.items():
+        if key in types:
+            try:
+                checked[key] = validate_value(types[key], value)
+            except Mismatch as exc:
+                raise ConfigError(f"judge {spec!r}, option {key!r}: {exc}") from None
+    return factory(*args, **checked)
 
 
 def _import_function(target: str) -> Callable[..., Any]:

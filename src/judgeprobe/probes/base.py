@@ -187,6 +187,9 @@ class Probe:
     item_kind: ClassVar[ItemKind] = "pointwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
     """Rubric kinds this probe can audit."""
+    finding_names: ClassVar[tuple[str, ...] | None] = None
+    """The names of every finding this probe can report, so an audit config can check its
+    threshold keys before the run (None: not declared, such keys go unchecked)."""
 
     def params(self) -> dict[str, Any]:
         if dataclasses.is_dataclass(self):

@@ -112,6 +112,13 @@ class ClusterProbe(Probe):
 
     name: ClassVar[str] = "cluster"
     kind: ClassVar[ProbeKind] = "invariance"
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "wasserstein_concat_vs_parts",
+        "mean_concat_minus_parts",
+        "class_departure_rate",
+        "class_flip_rate",
+        "range_departure_rate",
+    )
 
     ks: tuple[int, ...] = (2, 4, 8, 16)
     per_cluster: int = 1000

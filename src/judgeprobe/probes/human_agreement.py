@@ -151,6 +151,14 @@ class HumanAgreementProbe(Probe):
     kind: ClassVar[ProbeKind] = "agreement"
     item_kind: ClassVar[ItemKind] = "pairwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "judge_human_vote_agreement",
+        "judge_human_vote_kappa",
+        "judge_human_majority_agreement",
+        "judge_human_majority_kappa",
+        "human_human_agreement",
+        "human_human_kappa",
+    )
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()

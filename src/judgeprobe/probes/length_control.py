@@ -136,6 +136,7 @@ class LengthControlledWinRateProbe(Probe):
     kind: ClassVar[ProbeKind] = "null"
     item_kind: ClassVar[ItemKind] = "pairwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    finding_names: ClassVar[tuple[str, ...] | None] = ("lc_win_rate", "raw_win_rate")
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()

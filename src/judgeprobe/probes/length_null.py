@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import BeforeValidator
 
 from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
@@ -182,6 +183,11 @@ def bin_result(
     return BinResult(length_bin, judge, null, difference)
 
 
+def _falsifier_text(value: Any) -> Any:
+    """A falsifier given as YAML text, parsed (config values are checked against annotations)."""
+    return parse_falsifier(value) if isinstance(value, str) else value
+
+
 @register_probe
 @dataclass(frozen=True)
 class LengthNullProbe(Probe):
@@ -215,6 +221,16 @@ class LengthNullProbe(Probe):
     kind: ClassVar[ProbeKind] = "null"
     item_kind: ClassVar[ItemKind] = "pairwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "judge_human_majority_agreement",
+        "null_human_vote_agreement",
+        "null_human_majority_agreement",
+        "null_judge_agreement",
+        "bin_judge_agreement",
+        "bin_null_agreement",
+        "bin_judge_minus_null",
+        "falsifier",
+    )
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -223,7 +239,7 @@ class LengthNullProbe(Probe):
     on_equal: OnEqual = "random"
     include_ties: bool = False
     bins: tuple[BinSpec, ...] = DEFAULT_BINS
-    falsifier: Falsifier | None = None
+    falsifier: Annotated[Falsifier | None, BeforeValidator(_falsifier_text)] = None
     cluster: ClusterBy = "question"
     by: tuple[str, ...] = ("category", "turn")
     min_slice_items: int = 20

@@ -119,6 +119,14 @@ class PermutationProbe(Probe):
 
     name: ClassVar[str] = "permutation"
     kind: ClassVar[ProbeKind] = "invariance"
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "positional_bias",
+        "primacy_share",
+        "first_part_match",
+        "last_part_match",
+        "wasserstein_increasing_decreasing",
+        "wasserstein_mean_pairwise",
+    )
 
     ks: tuple[int, ...] = (4, 8, 16)
     n_tuples: int = 1000

@@ -198,6 +198,23 @@ class PolicyInvarianceProbe(Probe):
     kind: ClassVar[ProbeKind] = "invariance"
     item_kind: ClassVar[ItemKind] = "pointwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "p_jitter",
+        "null_flip_rate",
+        "flip_rate",
+        "decision_change_rate",
+        "flip_delta",
+        "directional_ratio",
+        "accuracy",
+        "mae",
+        "accuracy_spread",
+        "mae_spread",
+        "accuracy_spread_reruns",
+        "flip_rate_by_stratum",
+        "deterministic_share",
+        "induced_instability_share",
+        "failed_call_rate",
+    )
 
     variants: str | VariantSet | tuple[Variant, ...] = "builtin"
     reruns: int = 3

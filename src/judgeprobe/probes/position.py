@@ -134,6 +134,13 @@ class PositionProbe(Probe):
     kind: ClassVar[ProbeKind] = "invariance"
     item_kind: ClassVar[ItemKind] = "pairwise"
     rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "position_consistency",
+        "swap_flip_rate",
+        "first_position_bias",
+        "second_position_bias",
+        "first_position_share",
+    )
 
     judge_source: str = LIVE
     cluster: ClusterBy = "question"

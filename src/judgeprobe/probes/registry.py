@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import metadata
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from judgeprobe.errors import ConfigError
+from judgeprobe._annotations import Mismatch, parameter_types, validate_value
+from judgeprobe.errors import ConfigError, JudgeprobeError
 from judgeprobe.probes.base import Probe
 
 P = TypeVar("P", bound=type[Probe])
@@ -35,6 +36,31 @@ def get_probe_class(name: str) -> type[Probe]:
         raise ConfigError(
             f"unknown probe {name!r}; available: {', '.join(sorted(_PROBES))}"
         ) from None
+
+
+def build_probe(cls: type[Probe], params: Mapping[str, Any], *, where: str) -> Probe:
+    """``cls(**params)`` from config values, each checked against its parameter's annotation.
+
+    A value of the wrong type (``counts: [1, "two"]``, ``ks: 4``) is a :class:`ConfigError` that
+    starts with ``where`` (the config file and the probe) and names the parameter, the type it
+    needs and the value given; so is any error of the probe's own checks.
+    """
+    types = parameter_types(cls)
+    values: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in types:
+            values[key] = tuple(value) if isinstance(value, list) else value
+            continue
+        try:
+            values[key] = validate_value(types[key], value)
+        except Mismatch as exc:
+            raise ConfigError(f"{where}, parameter {key!r}: {exc}") from None
+        except JudgeprobeError as exc:  # a parameter's own parser (a falsifier's YAML text)
+            raise ConfigError(f"{where}, parameter {key!r}: {exc}") from exc
+    try:
+        return cls(**values)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
 
 
 _loaded = False

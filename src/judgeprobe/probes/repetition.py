@@ -91,6 +91,11 @@ class RepetitionProbe(Probe):
 
     name: ClassVar[str] = "repetition"
     kind: ClassVar[ProbeKind] = "invariance"
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "wasserstein_to_l1",
+        "mean_shift",
+        "decision_flip_rate",
+    )
 
     counts: tuple[int, ...] = (1, 2, 4, 8, 16)
     modes: tuple[RepeatMode, ...] = REPEAT_MODES

@@ -104,6 +104,8 @@ class Rubric(BaseModel):
     system: str | None = None
     answer_prefix: str = ""
     range: tuple[float, float] | None = None
+    """For ``continuous`` rubrics: the scores a valid answer may have (both ends included); the
+    engine records a score outside it as unparseable. None accepts any finite number."""
     description: str = ""
     version: str = "1"
     max_new_tokens: int = 100
@@ -124,7 +126,31 @@ class Rubric(BaseModel):
             raise ValueError("pairwise labels must be among 'A', 'B', 'tie'")
         if self.kind not in ("pairwise", "generation") and self.decision is None:
             raise ValueError(f"a {self.kind} rubric needs a decision rule")
+        if self.range is not None:
+            low, high = self.range
+            if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+                raise ValueError(f"range must be two finite numbers, low <= high, not {self.range}")
+        if not all(math.isfinite(float(v)) for v in self.values.values()):
+            raise ValueError("values must be finite numbers")
         return self
+
+    @property
+    def score_range(self) -> tuple[float, float] | None:
+        """The closed interval every valid score lies in; None where only finiteness is asked.
+
+        A scale or binary rubric's scores lie between its smallest and largest label value (a
+        backend may return an expected value between labels), a pairwise one's in [0, 1] (B, tie,
+        A), a continuous one's in its ``range`` when it declares one. A generation rubric's score
+        is a token count, bounded by nothing but being finite.
+        """
+        if self.kind == "pairwise":
+            return (0.0, 1.0)
+        if self.kind in ("scale", "binary"):
+            values = [float(v) for v in self.values.values()]
+            return (min(values), max(values))
+        if self.kind == "continuous":
+            return None if self.range is None else (float(self.range[0]), float(self.range[1]))
+        return None
 
     @cached_property
     def hash(self) -> str:
