@@ -97,9 +97,9 @@ def build_card(
         The card (``card_version`` |CARD_VERSION|), JSON-serializable.
     """
     if isinstance(store, RunStore):
-        return _build(store, run_id, thresholds, secrets)
+        return _build_checked(store, run_id, thresholds, secrets)
     with open_existing_store(store) as opened:
-        return _build(opened, run_id, thresholds, secrets)
+        return _build_checked(opened, run_id, thresholds, secrets)
 
 
 def open_existing_store(path: str | os.PathLike[str]) -> RunStore:
@@ -147,6 +147,27 @@ def exit_code(card: Mapping[str, Any], fail_on: str = "fail") -> int:
 
 
 # -- building -------------------------------------------------------------------------------------
+def _build_checked(
+    store: RunStore,
+    run_id: int | None,
+    overrides: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Iterable[str] | None,
+) -> dict[str, Any]:
+    """:func:`_build`; a result whose JSON has the wrong shape (an altered store) is a StoreError.
+
+    Everything in a run store was written by an audit, so a value of the wrong type means the file
+    was altered or damaged; the error names the run instead of failing deep inside the card.
+    """
+    try:
+        return _build(store, run_id, overrides, secrets)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        which = "the latest run" if run_id is None else f"run {run_id}"
+        raise StoreError(
+            f"{store.path}: the results of {which} are damaged ({type(exc).__name__}: {exc}); "
+            "rerun the audit into another --out"
+        ) from exc
+
+
 def _build(
     store: RunStore,
     run_id: int | None,
@@ -160,7 +181,8 @@ def _build(
         run_id = latest[0]
     run = store.run(run_id)
     if run is None:
-        raise StoreError(f"{store.path}: no run {run_id} in this run store")
+        known = ", ".join(str(i) for i in store.run_ids()) or "none"
+        raise StoreError(f"{store.path}: no run {run_id} in this run store (its runs: {known})")
     config: dict[str, Any] = run["config"] if isinstance(run["config"], dict) else {}
     results = store.results(run_id)
     table = _threshold_table(config.get("thresholds"), overrides)
