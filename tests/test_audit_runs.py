@@ -9,8 +9,10 @@ elsewhere.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -22,9 +24,10 @@ from typing import Any
 import pytest
 
 from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.errors import StoreError
+from judgeprobe.engine import RunStore
+from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.report import build_card
+from judgeprobe.report import build_card, write_card
 from judgeprobe.request import Request
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -124,7 +127,111 @@ def _counting_judge(calls: list[Request], name: str = "counting") -> CallableJud
     return CallableJudge(judge, name=name)
 
 
-# -- 15. an altered store ----------------------------------------------------------------------
+# -- 1. one audit per run store; the card of this run; atomic card files -------------------------
+def test_a_second_audit_on_the_same_out_is_refused_while_the_first_runs(tmp_path: Path) -> None:
+    first = _start(*AUDIT_ARGS, cwd=tmp_path, sleep=0.5)
+    try:
+        _wait_for_calls(tmp_path, 1, first)
+        second = _cli(*AUDIT_ARGS, cwd=tmp_path)
+    finally:
+        first.kill()
+        first.communicate()
+    assert second.returncode == 2, second.stdout
+    assert (
+        f"another audit is running on {Path('out', 'run.sqlite')} (pid {first.pid}); "
+        "wait for it to finish or use another --out"
+    ) in _one_line(second.stderr)
+    assert "Traceback" not in second.stderr
+    assert "judge calls" not in second.stdout
+
+
+def test_an_audit_killed_mid_run_leaves_no_lock_that_blocks_the_next_run(tmp_path: Path) -> None:
+    first = _start(*AUDIT_ARGS, cwd=tmp_path, sleep=0.05)
+    _wait_for_calls(tmp_path, 5, first)
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    assert (tmp_path / "out" / "run.sqlite.lock").is_file()  # the file stays, the lock does not
+    again = _cli(*AUDIT_ARGS, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert _from_store(again.stdout) >= 1  # it resumed the killed run's verdicts
+
+
+def test_the_audit_renders_the_run_it_made_even_when_a_newer_run_is_in_the_store(
+    tmp_path: Path,
+) -> None:
+    other_runs: list[int] = []
+
+    def judge(request: Request) -> float:
+        if not other_runs:  # another writer adds a finished run while this audit judges
+            with RunStore(tmp_path / "run.sqlite") as other:
+                run_id = other.start_run({"judge": {"backend": "callable", "name": "other"}})
+                other.put_result(run_id, "_status", {"state": "complete", "reason": None})
+                other.finish_run(run_id, "complete")
+            other_runs.append(run_id)
+        return 1.0
+
+    outcome = run_audit(_config(tmp_path), judge=CallableJudge(judge, name="mine"), progress=False)
+    card = json.loads((tmp_path / "card.json").read_text(encoding="utf-8"))
+    assert other_runs == [outcome.run_id + 1]
+    assert card["run"]["id"] == outcome.run_id
+    assert card["title"] == "Judge Card: mine"
+    assert [p["name"] for p in card["probes"]] == ["repetition"]
+
+
+def test_card_renders_the_run_given_by_run_and_the_latest_without_it(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_audit(_config(out), judge=_counting_judge([]), progress=False, write_card=False)
+    permutation = {"permutation": {"ks": [2], "n_tuples": 3}}
+    second = _config(out, probes=permutation)
+    run_audit(second, judge=_counting_judge([]), progress=False, write_card=False)
+
+    first = _cli("card", "out/run.sqlite", "--run", "1", "--out", "first", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    card = json.loads((tmp_path / "first" / "card.json").read_text(encoding="utf-8"))
+    assert (card["run"]["id"], [p["name"] for p in card["probes"]]) == (1, ["repetition"])
+
+    latest = _cli("card", "out/run.sqlite", "--out", "latest", cwd=tmp_path)
+    assert latest.returncode == 0, latest.stderr
+    card = json.loads((tmp_path / "latest" / "card.json").read_text(encoding="utf-8"))
+    assert (card["run"]["id"], [p["name"] for p in card["probes"]]) == (2, ["permutation"])
+
+    missing = _cli("card", "out/run.sqlite", "--run", "7", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "no run 7 in this run store (its runs: 1, 2)" in _one_line(missing.stderr)
+
+
+def test_a_card_rewritten_under_a_reader_is_replaced_whole_not_overwritten(
+    tmp_path: Path,
+) -> None:
+    outcome = run_audit(_config(tmp_path / "out"), judge=_counting_judge([]), progress=False)
+    card_file = outcome.card_paths["json"]
+    old_content = card_file.read_bytes()
+    with card_file.open("rb") as reader:  # a reader that opened the card before the rewrite
+        write_card(outcome.store_path, card_file.parent, thresholds={"flip_rate": {"warn": 0.5}})
+        assert reader.read() == old_content
+    assert card_file.read_bytes() != old_content
+    assert not [p.name for p in card_file.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+# -- 15. a bad --out, an altered store -----------------------------------------------------------
+def test_an_existing_file_as_out_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("not a folder")
+    with pytest.raises(ConfigError, match=r"^out '.*taken': is an existing file, not a folder"):
+        run_audit(_config(tmp_path / "taken"), judge=_counting_judge([]))
+    done = _cli("audit", *AUDIT_ARGS[1:-4], "--out", "taken", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "out 'taken': is an existing file, not a folder" in _one_line(done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+def test_an_existing_file_as_the_card_folder_is_a_config_error(tmp_path: Path) -> None:
+    config = _config(tmp_path / "out")
+    outcome = run_audit(config, judge=_counting_judge([]), progress=False, write_card=False)
+    (tmp_path / "taken").write_text("not a folder")
+    with pytest.raises(ConfigError, match="taken: is a file, not a folder"):
+        write_card(outcome.store_path, tmp_path / "taken")
+
+
 def _sql(*statements: str) -> Callable[[Path], None]:
     def alter(path: Path) -> None:
         with sqlite3.connect(path) as db:

@@ -146,13 +146,17 @@ def card(
     fail_on: Annotated[
         str, typer.Option(help="Exit 1 at this status: warn, fail or never.")
     ] = "never",
+    run_id: Annotated[
+        int | None,
+        typer.Option("--run", help="Which run of the store (its id); default: the latest."),
+    ] = None,
 ) -> None:
     """Render the Judge Card from a run store, without a single judge call."""
     from judgeprobe.report import write_card
 
     if not store.is_file():
         raise typer.BadParameter(f"no run store at {store}")
-    paths = write_card(store, out_dir or store.parent)
+    paths = write_card(store, out_dir or store.parent, run_id=run_id)
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")
     card_json = paths.get("json")
