@@ -27,7 +27,7 @@ from judgeprobe.audit import parse_config, run_audit
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.report import build_card, write_card
+from judgeprobe.report import build_card, exit_code, nothing_assessed, write_card
 from judgeprobe.request import Request
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -211,6 +211,82 @@ def test_a_card_rewritten_under_a_reader_is_replaced_whole_not_overwritten(
         assert reader.read() == old_content
     assert card_file.read_bytes() != old_content
     assert not [p.name for p in card_file.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+# -- 6. the CI gate never passes on nothing ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("judge_args", "reason"),
+    [
+        (
+            ("--judge", "python:judges:broken"),
+            "nothing assessed: no judge request got a usable verdict (error: 65)",
+        ),
+        (
+            ("--judge", "python:judges:constant", "-J", "context_window=1"),
+            "nothing assessed: every input was skipped (65): each exceeds the judge's context "
+            "window, and inputs are never truncated",
+        ),
+    ],
+    ids=["every call failed", "every input skipped"],
+)
+def test_an_audit_that_judged_nothing_fails_the_gate_with_its_reason(
+    judge_args: tuple[str, ...], reason: str, tmp_path: Path
+) -> None:
+    args = ("--rubric", "harmfulness", "--data", "demo", "--probes", "repetition", "--limit", "5")
+    done = _cli("audit", *judge_args, *args, "--out", "out", "--fail-on", "warn", cwd=tmp_path)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert reason in _one_line(done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+def test_an_audit_without_probes_is_refused_before_any_call(tmp_path: Path) -> None:
+    calls: list[Request] = []
+    with pytest.raises(ConfigError, match="the audit selects no probe"):
+        run_audit(_config(tmp_path / "out", probes={}), judge=_counting_judge(calls))
+    assert calls == []
+
+
+def test_the_card_of_a_run_in_which_no_probe_finished_fails_the_gate(tmp_path: Path) -> None:
+    stopped = run_audit(
+        _config(tmp_path / "out", engine={"max_calls": 2}), judge=_counting_judge([])
+    )
+    assert not stopped.complete
+    done = _cli("card", "out/run.sqlite", "--fail-on", "warn", cwd=tmp_path)
+    assert done.returncode == 4
+    assert "nothing assessed: no probe ran" in _one_line(done.stderr)
+
+
+def test_a_gate_with_no_assessable_headline_finding_has_nothing_to_judge() -> None:
+    info = {"name": "accuracy", "status": "info", "headline": False}
+    card = {"probes": [{"findings": [info], "usage": {"requests": 4, "ok": 4}}]}
+    assert nothing_assessed(card) is None  # an informative card, for the reader
+    assert nothing_assessed(card, fail_on="warn") == (
+        "no headline finding could be assessed, so fail_on=warn has nothing to judge"
+    )
+    assert exit_code(card, fail_on="warn") == 4
+    undefined = {"name": "flip_rate", "status": "n/a", "headline": True}
+    card = {"probes": [{"findings": [undefined], "usage": {"requests": 4, "ok": 4}}]}
+    assert nothing_assessed(card) == "no finding could be computed (all 1 are n/a)"
+
+
+# -- 9. preconditions before the first call ------------------------------------------------------
+def test_a_probe_that_cannot_run_stops_the_audit_before_the_first_judge_call(
+    tmp_path: Path,
+) -> None:
+    calls: list[Request] = []
+    config = _config(
+        tmp_path / "out",
+        rubric="toxicity",
+        probes={"repetition": {"counts": [2]}, "policy_invariance": {}},
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"^probes\.policy_invariance: cannot run: no shipped variant set for rubric "
+        r"'toxicity'",
+    ):
+        run_audit(config, judge=_counting_judge(calls), progress=False)
+    assert calls == []
+    assert not (tmp_path / "out").exists()
 
 
 # -- 15. a bad --out, an altered store -----------------------------------------------------------

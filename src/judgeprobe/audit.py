@@ -29,6 +29,7 @@ from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import (
     ProbeResult,
     Threshold,
+    check_probe,
     get_probe_class,
     probe_names,
     run_probe,
@@ -189,10 +190,16 @@ async def run_audit_async(
 ) -> AuditOutcome:
     """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python).
 
-    Before the first judge call the run store is locked: a second audit on the same ``out`` is
-    refused with a :class:`StoreError` while this one runs. The card rendered is
+    Before the first judge call, every probe's preconditions are checked (a probe that cannot
+    run is a :class:`ConfigError` naming it) and the run store is locked: a second audit on the
+    same ``out`` is refused with a :class:`StoreError` while this one runs. The card rendered is
     the card of the run this call made, whatever else the store holds.
     """
+    if not config.probes:
+        raise ConfigError(
+            "the audit selects no probe; list them under 'probes' in the config or pass --probes "
+            "(`judgeprobe probes` lists them)"
+        )
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(
@@ -207,6 +214,8 @@ async def run_audit_async(
         ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
+        for plan in plans:
+            check_probe(plan.probe, plan.items, judge, plan.rubric, seed=config.seed)
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from judgeprobe.errors import JudgeprobeError
@@ -282,13 +283,18 @@ def _run(config: Any, command: str) -> None:
 
 
 def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
-    """1 when the card's overall status reaches ``fail_on`` (warn or fail); 0 for ``never``."""
-    from judgeprobe.report import exit_code
+    """1 when the card's overall status reaches ``fail_on`` (warn or fail); 0 for ``never``;
+    4 (whatever ``fail_on``) when the card assessed nothing, saying why."""
+    from judgeprobe.report import NOTHING_ASSESSED_EXIT, exit_code, nothing_assessed
 
+    if fail_on not in ("warn", "fail", "never"):
+        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
+    reason = nothing_assessed(card_doc, fail_on=fail_on)
+    if reason is not None:
+        console.print(f"[red]nothing assessed:[/] {escape(reason)}")
+        return NOTHING_ASSESSED_EXIT
     if fail_on == "never":
         return 0
-    if fail_on not in ("warn", "fail"):
-        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
     return exit_code(card_doc, fail_on=fail_on)
 
 
