@@ -289,6 +289,28 @@ def test_a_probe_that_cannot_run_stops_the_audit_before_the_first_judge_call(
     assert not (tmp_path / "out").exists()
 
 
+# -- 14. Ctrl-C ----------------------------------------------------------------------------------
+def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path: Path) -> None:
+    audit = _start(*AUDIT_ARGS, cwd=tmp_path, sleep=0.05)
+    _wait_for_calls(tmp_path, 5, audit)
+    audit.send_signal(signal.SIGINT)
+    _, stderr = audit.communicate(timeout=120)
+    assert audit.returncode == 130, stderr
+    with RunStore(tmp_path / "out" / "run.sqlite") as store:
+        saved = store.count()
+        run = store.run(1)
+    assert run is not None and run["status"] == "interrupted"
+    assert saved == (tmp_path / "calls.log").stat().st_size < 65  # it stopped; no call was lost
+    assert (
+        f"interrupted: {saved} verdicts saved in {Path('out', 'run.sqlite')}; "
+        "run the same command again to resume"
+    ) in _one_line(stderr)
+    assert "Traceback" not in stderr
+    again = _cli(*AUDIT_ARGS, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert _from_store(again.stdout) == saved
+
+
 # -- 15. a bad --out, an altered store -----------------------------------------------------------
 def test_an_existing_file_as_out_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("not a folder")

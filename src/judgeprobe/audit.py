@@ -7,6 +7,7 @@ run of the same audit makes no judge call at all.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import inspect
 import os
@@ -242,20 +243,26 @@ async def _run_plans(
     record: dict[str, Any],
     progress: bool | None,
 ) -> AuditOutcome:
-    """Run every probe into a new run of ``store``."""
+    """Run every probe into a new run of ``store``; an interrupted run is recorded as such."""
     engine = Engine(judge, store, config.engine.engine_config(progress=progress))
     run_id = store.start_run(redact(record))
     results: dict[str, ProbeResult] = {}
     reason: str | None = None
-    for plan in plans:
-        try:
-            result = await run_probe(plan.probe, plan.items, engine, plan.rubric, seed=config.seed)
-        except BudgetExhausted as exc:
-            reason = str(exc)
-            break
-        result = _apply_thresholds(result, config.thresholds)
-        results[plan.name] = result
-        store.put_result(run_id, plan.name, result.to_dict())
+    try:
+        for plan in plans:
+            try:
+                result = await run_probe(
+                    plan.probe, plan.items, engine, plan.rubric, seed=config.seed
+                )
+            except BudgetExhausted as exc:
+                reason = str(exc)
+                break
+            result = _apply_thresholds(result, config.thresholds)
+            results[plan.name] = result
+            store.put_result(run_id, plan.name, result.to_dict())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        _finish(store, run_id, engine, "interrupted", "interrupted (Ctrl-C) before it finished")
+        raise
     state = "complete" if reason is None else "incomplete"
     _finish(store, run_id, engine, state, reason)
     return AuditOutcome(

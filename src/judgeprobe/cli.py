@@ -262,7 +262,11 @@ def _run(config: Any, command: str) -> None:
 
     from judgeprobe.audit import run_audit
 
-    outcome = run_audit(config, command=command)
+    try:
+        outcome = run_audit(config, command=command)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]{escape(_interrupted(Path(config.out) / 'run.sqlite'))}[/]")
+        raise typer.Exit(130) from None
     card_json = outcome.card_paths.get("json")
     card_doc = json.loads(Path(card_json).read_text(encoding="utf-8")) if card_json else None
     if card_doc is not None:
@@ -280,6 +284,23 @@ def _run(config: Any, command: str) -> None:
         raise typer.Exit(3)
     if card_doc is not None:
         raise typer.Exit(_exit_code(card_doc, config.fail_on))
+
+
+def _interrupted(store_path: Path) -> str:
+    """What an interrupted audit says: what the run store holds and how to resume."""
+    from judgeprobe.engine import RunStore
+
+    if not store_path.is_file():
+        return "interrupted before the first judge call; nothing was saved"
+    try:
+        with RunStore(store_path) as store:
+            saved = store.count()
+    except JudgeprobeError:
+        return f"interrupted; the verdicts made so far are in {store_path}"
+    return (
+        f"interrupted: {saved} verdict{'s' if saved != 1 else ''} saved in {store_path}; "
+        "run the same command again to resume"
+    )
 
 
 def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
