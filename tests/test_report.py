@@ -314,7 +314,7 @@ def test_card_without_headline_findings_is_not_assessable(tmp_path: Path) -> Non
     card = build_card(store_with(tmp_path / "s.sqlite", [probe([info])]))
     assert card["summary"]["overall"] == "n/a"
     assert card["summary"]["headline"].startswith("No headline finding could be assessed")
-    assert exit_code(card, fail_on="warn") == 0
+    assert exit_code(card, fail_on="warn") == 4  # a gate has nothing to judge: never a pass
 
 
 def test_exit_code_breaks_the_build_on_warn_only_when_asked(tmp_path: Path) -> None:
@@ -779,10 +779,12 @@ def test_report_exports_are_pinned() -> None:
     assert sorted(report.__all__) == [
         "CARD_VERSION",
         "CardValidationError",
+        "NOTHING_ASSESSED_EXIT",
         "build_card",
         "card_schema",
         "escape_markdown",
         "exit_code",
+        "nothing_assessed",
         "overall_status",
         "render_html",
         "render_markdown",

@@ -7,6 +7,7 @@ run of the same audit makes no judge call at all.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import inspect
 import os
@@ -31,10 +32,18 @@ from judgeprobe.data import load_dataset
 from judgeprobe.data.dataset import Dataset
 from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore, run_blocking
+from judgeprobe.engine.lock import StoreLock
 from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.judges.base import Judge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names, run_probe
+from judgeprobe.probes import (
+    ProbeResult,
+    Threshold,
+    check_probe,
+    get_probe_class,
+    probe_names,
+    run_probe,
+)
 from judgeprobe.probes.registry import build_probe
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
@@ -262,46 +271,71 @@ async def run_audit_async(
     progress: bool | None = None,
     write_card: bool = True,
 ) -> AuditOutcome:
-    """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python)."""
-    from judgeprobe import __version__
+    """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python).
 
+    Before the first judge call, every probe's preconditions are checked (a probe that cannot
+    run is a :class:`ConfigError` naming it) and the run store is locked: a second audit on the
+    same ``out`` is refused with a :class:`StoreError` while this one runs. The card rendered is
+    the card of the run this call made, whatever else the store holds.
+    """
+    if not config.probes:
+        raise ConfigError(
+            "the audit selects no probe; list them under 'probes' in the config or pass --probes "
+            "(`judgeprobe probes` lists them)"
+        )
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    store_path = out / "run.sqlite"
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"out {config.out!r}: is an existing file, not a folder; give a folder for the run "
+            "store and the card"
+        )
     judge = judge if judge is not None else build_judge(config.judge, **config.judge_options)
-    store = RunStore(store_path)
     try:
-        engine = Engine(judge, store, config.engine.engine_config(progress=progress))
         datasets: dict[str, Dataset] = {}
         plans = [
             _plan_probe(name, params, config, datasets) for name, params in config.probes.items()
         ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
-        record = {
-            "tool_version": __version__,
-            "command": command or "",
-            "judge": judge.describe(),
-            "judge_fingerprint": judge.fingerprint,
-            "rubric": _rubric_record(main_rubric),
-            "data": _data_record(main_data, config.limit),
-            "probes": {p.name: p.probe.params() for p in plans},
-            "probe_inputs": {
-                p.name: {
-                    "rubric": _rubric_record(p.rubric),
-                    "data": _data_record(p.dataset, p.limit),
-                }
-                for p in plans
-            },
-            "seed": config.seed,
-            "thresholds": {k: v.model_dump() for k, v in config.thresholds.items()},
-            "fail_on": config.fail_on,
-            "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        }
-        run_id = store.start_run(redact(record))
-        store.put_skipped_rows(run_id, _skipped_rows([main_data, *datasets.values()]))
-        results: dict[str, ProbeResult] = {}
-        reason: str | None = None
+        for plan in plans:
+            check_probe(plan.probe, plan.items, judge, plan.rubric, seed=config.seed)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
+        store_path = out / "run.sqlite"
+        with StoreLock(store_path), RunStore(store_path) as store:
+            record = _run_record(config, judge, command, main_rubric, main_data, plans)
+            inputs = [main_data, *datasets.values()]
+            outcome = await _run_plans(
+                config, judge, store, store_path, plans, inputs, record, progress
+            )
+            if write_card:
+                from judgeprobe.report import write_card as render
+
+                outcome.card_paths = render(store, out, run_id=outcome.run_id)
+            return outcome
+    finally:
+        await judge.aclose()
+
+
+async def _run_plans(
+    config: AuditConfig,
+    judge: Judge,
+    store: RunStore,
+    store_path: Path,
+    plans: list[_ProbePlan],
+    inputs: list[Dataset],
+    record: dict[str, Any],
+    progress: bool | None,
+) -> AuditOutcome:
+    """Run every probe into a new run of ``store``; an interrupted run is recorded as such."""
+    engine = Engine(judge, store, config.engine.engine_config(progress=progress))
+    run_id = store.start_run(redact(record))
+    store.put_skipped_rows(run_id, _skipped_rows(inputs))
+    results: dict[str, ProbeResult] = {}
+    reason: str | None = None
+    try:
         for plan in plans:
             try:
                 result = await run_probe(
@@ -313,26 +347,59 @@ async def run_audit_async(
             result = _apply_thresholds(result, config.thresholds)
             results[plan.name] = result
             store.put_result(run_id, plan.name, result.to_dict())
-        store.put_result(run_id, "_engine", engine.totals.to_dict())
-        state = "complete" if reason is None else "incomplete"
-        store.put_result(run_id, "_status", {"state": state, "reason": reason})
-        store.finish_run(run_id, state)
-        outcome = AuditOutcome(
-            store_path,
-            run_id,
-            results,
-            reason is None,
-            reason,
-            engine_totals=engine.totals.to_dict(),
-        )
-        if write_card:
-            from judgeprobe.report import write_card as render
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        _finish(store, run_id, engine, "interrupted", "interrupted (Ctrl-C) before it finished")
+        raise
+    state = "complete" if reason is None else "incomplete"
+    _finish(store, run_id, engine, state, reason)
+    return AuditOutcome(
+        store_path,
+        run_id,
+        results,
+        reason is None,
+        reason,
+        engine_totals=engine.totals.to_dict(),
+    )
 
-            outcome.card_paths = render(store, out)
-        return outcome
-    finally:
-        store.close()
-        await judge.aclose()
+
+def _finish(store: RunStore, run_id: int, engine: Engine, state: str, reason: str | None) -> None:
+    store.put_result(run_id, "_engine", engine.totals.to_dict())
+    card_state = "complete" if state == "complete" else "incomplete"
+    store.put_result(run_id, "_status", {"state": card_state, "reason": reason})
+    store.finish_run(run_id, state)
+
+
+def _run_record(
+    config: AuditConfig,
+    judge: Judge,
+    command: str | None,
+    main_rubric: Rubric,
+    main_data: Dataset,
+    plans: list[_ProbePlan],
+) -> dict[str, Any]:
+    """What the run store records about a run: the tool, the command, the judge and the inputs."""
+    from judgeprobe import __version__
+
+    return {
+        "tool_version": __version__,
+        "command": command or "",
+        "judge": judge.describe(),
+        "judge_fingerprint": judge.fingerprint,
+        "rubric": _rubric_record(main_rubric),
+        "data": _data_record(main_data, config.limit),
+        "probes": {p.name: p.probe.params() for p in plans},
+        "probe_inputs": {
+            p.name: {
+                "rubric": _rubric_record(p.rubric),
+                "data": _data_record(p.dataset, p.limit),
+            }
+            for p in plans
+        },
+        "seed": config.seed,
+        "thresholds": {k: v.model_dump() for k, v in config.thresholds.items()},
+        "fail_on": config.fail_on,
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
 
 
 def run_audit(

@@ -167,13 +167,17 @@ def card(
     fail_on: Annotated[
         str, typer.Option(help="Exit 1 at this status: warn, fail or never.")
     ] = "never",
+    run_id: Annotated[
+        int | None,
+        typer.Option("--run", help="Which run of the store (its id); default: the latest."),
+    ] = None,
 ) -> None:
     """Render the Judge Card from a run store, without a single judge call."""
     from judgeprobe.report import write_card
 
     if not store.is_file():
         raise typer.BadParameter(f"no run store at {store}")
-    paths = write_card(store, out_dir or store.parent)
+    paths = write_card(store, out_dir or store.parent, run_id=run_id)
     for kind, path in paths.items():
         out.print(f"{kind}: {escape(str(path))}")
     card_json = paths.get("json")
@@ -282,7 +286,11 @@ def _run(config: Any, command: str) -> None:
 
     from judgeprobe.audit import run_audit
 
-    outcome = run_audit(config, command=command)
+    try:
+        outcome = run_audit(config, command=command)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]{escape(_interrupted(Path(config.out) / 'run.sqlite'))}[/]")
+        raise typer.Exit(130) from None
     card_json = outcome.card_paths.get("json")
     card_doc = json.loads(Path(card_json).read_text(encoding="utf-8")) if card_json else None
     if card_doc is not None:
@@ -307,14 +315,36 @@ def _run(config: Any, command: str) -> None:
         raise typer.Exit(_exit_code(card_doc, config.fail_on))
 
 
-def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
-    """1 when the card's overall status reaches ``fail_on`` (warn or fail); 0 for ``never``."""
-    from judgeprobe.report import exit_code
+def _interrupted(store_path: Path) -> str:
+    """What an interrupted audit says: what the run store holds and how to resume."""
+    from judgeprobe.engine import RunStore
 
+    if not store_path.is_file():
+        return "interrupted before the first judge call; nothing was saved"
+    try:
+        with RunStore(store_path) as store:
+            saved = store.count()
+    except JudgeprobeError:
+        return f"interrupted; the verdicts made so far are in {store_path}"
+    return (
+        f"interrupted: {saved} verdict{'s' if saved != 1 else ''} saved in {store_path}; "
+        "run the same command again to resume"
+    )
+
+
+def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
+    """1 when the card's overall status reaches ``fail_on`` (warn or fail); 0 for ``never``;
+    4 (whatever ``fail_on``) when the card assessed nothing, saying why."""
+    from judgeprobe.report import NOTHING_ASSESSED_EXIT, exit_code, nothing_assessed
+
+    if fail_on not in ("warn", "fail", "never"):
+        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
+    reason = nothing_assessed(card_doc, fail_on=fail_on)
+    if reason is not None:
+        console.print(f"[red]nothing assessed:[/] {escape(reason)}")
+        return NOTHING_ASSESSED_EXIT
     if fail_on == "never":
         return 0
-    if fail_on not in ("warn", "fail"):
-        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
     return exit_code(card_doc, fail_on=fail_on)
 
 

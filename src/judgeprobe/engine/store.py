@@ -94,6 +94,16 @@ _COLUMNS = (
     "key, judge, rubric, trial, fields, status, score, label, distribution, raw_text, error, "
     "latency_s, prompt_tokens, completion_tokens, attempts, meta, created"
 )
+_TABLES: dict[str, tuple[str, ...]] = {
+    "meta": ("key", "value"),
+    "judges": ("fingerprint", "description"),
+    "rubrics": ("hash", "name", "body"),
+    "verdicts": tuple(_COLUMNS.split(", ")),
+    "runs": ("id", "started", "finished", "status", "config"),
+    "results": ("run_id", "name", "body"),
+}
+"""Every table of a run store and its columns, in order: what an existing file must hold."""
+_FRESH_START = "use another --out, or delete the file to start afresh"
 
 
 class RunStore:
@@ -112,30 +122,47 @@ class RunStore:
         self.redactor = Redactor(secrets)
         """Applied to every text written; :meth:`add_secrets` teaches it more secrets."""
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if Path(self.path).is_dir():
+                raise StoreError(f"{self.path}: is a folder, not a run store file")
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot create its folder ({exc.strerror})") from exc
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the run store ({exc})") from exc
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        """Check an existing file is a run store of this schema, or make a new one."""
+        try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            tables = self._table_columns()
+            if tables:
+                self._check_tables(tables)
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable judgeprobe run store ({exc})") from exc
         version = self.get_meta("schema_version")
         if version is None:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
+        elif not version.strip().isdigit():
+            raise StoreError(
+                f"{self.path}: the run store's schema version {version!r} is not a number; "
+                f"the file was altered ({_FRESH_START})"
+            )
         else:
-            try:
-                self._migrate(version)
-            except StoreError:
-                self._db.close()
-                raise
+            self._migrate(version)
 
     def _migrate(self, stored: str) -> None:
         """Bring a store of an older schema up to :data:`SCHEMA_VERSION`; refuse a newer one."""
-        try:
-            version = int(stored)
-        except ValueError:
-            version = -1
+        version = int(stored)
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path}: run store schema {version}, this judgeprobe reads schemas 1 to "
@@ -149,6 +176,59 @@ class RunStore:
             self._db.executescript(_MIGRATIONS[version])
             version += 1
             self.set_meta("schema_version", str(version))
+
+    def _table_columns(self) -> dict[str, tuple[str, ...]]:
+        names = [
+            str(row[0])
+            for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
+        quoted = {name: name.replace('"', '""') for name in names}
+        return {
+            name: tuple(str(col[1]) for col in self._db.execute(f'PRAGMA table_info("{q}")'))
+            for name, q in quoted.items()
+        }
+
+    def _check_tables(self, tables: Mapping[str, tuple[str, ...]]) -> None:
+        """Refuse a file that is not a run store, or a run store with tables missing or changed."""
+        if not set(tables) & set(_TABLES):
+            raise StoreError(
+                f"{self.path}: an SQLite file that is not a judgeprobe run store (its tables: "
+                f"{', '.join(sorted(tables))}); {_FRESH_START}"
+            )
+        missing = [name for name in _TABLES if name not in tables]
+        if missing:
+            raise StoreError(
+                f"{self.path}: the run store lacks the table(s) {', '.join(missing)}; the file "
+                f"was damaged or altered ({_FRESH_START})"
+            )
+        for name, columns in _TABLES.items():
+            if tables[name] != columns:
+                raise StoreError(
+                    f"{self.path}: the run store's table {name!r} has the columns "
+                    f"{', '.join(tables[name])}, not {', '.join(columns)}; the file was altered "
+                    f"({_FRESH_START})"
+                )
+
+    def _execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement; an SQLite failure (a damaged file, a full disk) is a StoreError."""
+        try:
+            return self._db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
+
+    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a query, read in full (an SQLite failure is a StoreError)."""
+        try:
+            return self._db.execute(sql, parameters).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: the run store cannot be read ({exc})") from exc
+
+    def _damaged(self, what: str, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{self.path}: the run store is damaged: {what} cannot be read ({exc}); {_FRESH_START}"
+        )
 
     def __enter__(self) -> RunStore:
         return self
@@ -165,22 +245,20 @@ class RunStore:
 
     # -- metadata -----------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if not rows else str(rows[0][0])
 
     def set_meta(self, key: str, value: str) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, self.redactor.text(value))
-        )
+        self._execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, self.redactor.text(value)))
 
     def register_judge(self, fingerprint: str, description: Mapping[str, Any]) -> None:
-        self._db.execute(
+        self._execute(
             "INSERT OR IGNORE INTO judges VALUES (?, ?)",
             (fingerprint, canonical_json(self.redactor.value(description))),
         )
 
     def register_rubric(self, rubric: Rubric) -> None:
-        self._db.execute(
+        self._execute(
             "INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?)",
             (
                 rubric.hash,
@@ -190,12 +268,19 @@ class RunStore:
         )
 
     def judges(self) -> dict[str, dict[str, Any]]:
-        rows = self._db.execute("SELECT fingerprint, description FROM judges").fetchall()
-        return {fp: json.loads(body) for fp, body in rows}
+        found: dict[str, dict[str, Any]] = {}
+        for fingerprint, body in self._rows("SELECT fingerprint, description FROM judges"):
+            found[str(fingerprint)] = self._mapping(body, f"judge {fingerprint!r}")
+        return found
 
     def rubrics(self) -> dict[str, Rubric]:
-        rows = self._db.execute("SELECT hash, body FROM rubrics").fetchall()
-        return {h: Rubric.model_validate_json(body) for h, body in rows}
+        found: dict[str, Rubric] = {}
+        for rubric_hash, body in self._rows("SELECT hash, body FROM rubrics"):
+            try:
+                found[str(rubric_hash)] = Rubric.model_validate_json(body)
+            except ValueError as exc:  # pydantic's ValidationError is a ValueError
+                raise self._damaged(f"rubric {rubric_hash!r}", exc) from exc
+        return found
 
     # -- verdicts -----------------------------------------------------------------------------
     def put(self, request: Request, verdict: Verdict) -> Verdict:
@@ -206,7 +291,7 @@ class RunStore:
         """
         verdict = self._redact_verdict(verdict)
         fields = [(name, self.redactor.text(text)) for name, text in request.fields]
-        self._db.execute(
+        self._execute(
             f"INSERT OR REPLACE INTO verdicts ({_COLUMNS}) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             _row(request, verdict, fields),
@@ -228,11 +313,9 @@ class RunStore:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT {_COLUMNS} FROM verdicts WHERE key IN ({marks})", chunk
-            ).fetchall()
+            rows = self._rows(f"SELECT {_COLUMNS} FROM verdicts WHERE key IN ({marks})", chunk)
             for row in rows:
-                found[row[0]] = _verdict(row)
+                found[row[0]] = self._verdict(row)
         return found
 
     def get(self, key: str) -> Verdict | None:
@@ -240,71 +323,112 @@ class RunStore:
 
     def count(self, status: VerdictStatus | None = None) -> int:
         if status is None:
-            row = self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()
+            rows = self._rows("SELECT COUNT(*) FROM verdicts")
         else:
-            row = self._db.execute(
-                "SELECT COUNT(*) FROM verdicts WHERE status = ?", (status.value,)
-            ).fetchone()
-        return int(row[0])
+            rows = self._rows("SELECT COUNT(*) FROM verdicts WHERE status = ?", (status.value,))
+        return int(rows[0][0])
 
     def iter_verdicts(self) -> Iterator[tuple[dict[str, Any], Verdict]]:
         """Every stored verdict with its request record (judge, rubric hash, trial, fields)."""
-        cursor = self._db.execute(f"SELECT {_COLUMNS} FROM verdicts ORDER BY created, key")
-        for row in cursor:
-            record = {
-                "key": row[0],
-                "judge": row[1],
-                "rubric": row[2],
-                "trial": row[3],
-                "fields": dict(json.loads(row[4])),
-            }
-            yield record, _verdict(row)
+        cursor = self._execute(f"SELECT {_COLUMNS} FROM verdicts ORDER BY created, key")
+        while True:
+            try:
+                rows = cursor.fetchmany(500)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: the run store cannot be read ({exc})") from exc
+            if not rows:
+                return
+            for row in rows:
+                record = {
+                    "key": row[0],
+                    "judge": row[1],
+                    "rubric": row[2],
+                    "trial": row[3],
+                    "fields": self._fields(row),
+                }
+                yield record, self._verdict(row)
 
     # -- runs and results ---------------------------------------------------------------------
     def start_run(self, config: Mapping[str, Any]) -> int:
-        cursor = self._db.execute(
+        cursor = self._execute(
             "INSERT INTO runs (started, status, config) VALUES (?, 'running', ?)",
             (time.time(), canonical_json(self.redactor.value(config))),
         )
         return int(cursor.lastrowid or 0)
 
     def finish_run(self, run_id: int, status: str) -> None:
-        self._db.execute(
+        self._execute(
             "UPDATE runs SET finished = ?, status = ? WHERE id = ?", (time.time(), status, run_id)
         )
 
     def put_result(self, run_id: int, name: str, body: Mapping[str, Any]) -> None:
-        self._db.execute(
+        self._execute(
             "INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
             (run_id, self.redactor.text(name), canonical_json(self.redactor.value(body))),
         )
 
     def latest_run(self) -> tuple[int, dict[str, Any], str] | None:
-        row = self._db.execute(
-            "SELECT id, config, status FROM runs ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        return None if row is None else (int(row[0]), json.loads(row[1]), str(row[2]))
+        rows = self._rows("SELECT id, config, status FROM runs ORDER BY id DESC LIMIT 1")
+        if not rows:
+            return None
+        run_id, config, status = rows[0]
+        return int(run_id), self._mapping(config, f"the config of run {run_id}"), str(status)
+
+    def run_ids(self) -> list[int]:
+        """The ids of every run in the store, oldest first."""
+        return [int(row[0]) for row in self._rows("SELECT id FROM runs ORDER BY id")]
 
     def run(self, run_id: int) -> dict[str, Any] | None:
         """Run ``run_id``: id, started and finished (epoch seconds), status and config."""
-        row = self._db.execute(
+        rows = self._rows(
             "SELECT id, started, finished, status, config FROM runs WHERE id = ?", (run_id,)
-        ).fetchone()
-        if row is None:
+        )
+        if not rows:
             return None
-        return {
-            "id": int(row[0]),
-            "started": float(row[1]),
-            "finished": None if row[2] is None else float(row[2]),
-            "status": str(row[3]),
-            "config": json.loads(row[4]),
-        }
+        row = rows[0]
+        try:
+            return {
+                "id": int(row[0]),
+                "started": float(row[1]),
+                "finished": None if row[2] is None else float(row[2]),
+                "status": str(row[3]),
+                "config": self._mapping(row[4], f"the config of run {run_id}"),
+            }
+        except (TypeError, ValueError) as exc:
+            raise self._damaged(f"run {run_id}", exc) from exc
 
     def results(self, run_id: int) -> dict[str, dict[str, Any]]:
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT name, body FROM results WHERE run_id = ? ORDER BY rowid", (run_id,)
-        ).fetchall()
-        return {name: json.loads(body) for name, body in rows}
+        )
+        return {
+            str(name): self._mapping(body, f"the result {name!r} of run {run_id}")
+            for name, body in rows
+        }
+
+    # -- decoding -----------------------------------------------------------------------------
+    def _mapping(self, text: Any, what: str) -> dict[str, Any]:
+        """A JSON object read from the store; anything else is a damaged store."""
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise self._damaged(what, exc) from exc
+        if not isinstance(value, dict):
+            raise self._damaged(what, TypeError(f"a JSON object was expected, not {text!r:.60}"))
+        return value
+
+    def _fields(self, row: Sequence[Any]) -> dict[str, Any]:
+        """The input fields of a ``verdicts`` row (stored as a JSON list of name-value pairs)."""
+        try:
+            return dict(json.loads(row[4]))
+        except (TypeError, ValueError) as exc:
+            raise self._damaged(f"the fields of verdict {row[0]!r}", exc) from exc
+
+    def _verdict(self, row: Sequence[Any]) -> Verdict:
+        try:
+            return _verdict(row)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise self._damaged(f"verdict {row[0]!r}", exc) from exc
 
     # -- data rows left out -------------------------------------------------------------------
     def put_skipped_rows(self, run_id: int, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -328,28 +452,29 @@ class RunStore:
         ]
         if not values:
             return
-        self._db.execute("BEGIN")
+        self._execute("BEGIN")
         try:
             self._db.executemany("INSERT INTO skipped_rows VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+        except sqlite3.Error as exc:
+            self._db.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        self._execute("COMMIT")
 
     def count_skipped_rows(self, run_id: int) -> int:
         """How many data rows run ``run_id`` left out."""
-        row = self._db.execute(
-            "SELECT COUNT(*) FROM skipped_rows WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        return int(row[0])
+        rows = self._rows("SELECT COUNT(*) FROM skipped_rows WHERE run_id = ?", (run_id,))
+        return int(rows[0][0])
 
     def skipped_rows(self, run_id: int, *, limit: int | None = None) -> list[dict[str, Any]]:
         """The data rows run ``run_id`` left out, in the order recorded (the first ``limit``)."""
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT dataset, path, data_row, data_column, reason FROM skipped_rows "
             "WHERE run_id = ? ORDER BY seq LIMIT ?",
             (run_id, -1 if limit is None else limit),
-        ).fetchall()
+        )
         return [
             {"dataset": d, "path": p, "row": r, "column": c, "reason": why}
             for d, p, r, c, why in rows
@@ -379,20 +504,36 @@ def _row(request: Request, verdict: Verdict, fields: Sequence[tuple[str, str]]) 
 
 
 def _verdict(row: Sequence[Any]) -> Verdict:
+    """The verdict of a ``verdicts`` row; TypeError or ValueError when a value has a wrong type."""
+    score = row[6]
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise TypeError(f"score {score!r} is not a number")
+    distribution = None if row[8] is None else json.loads(row[8])
+    if distribution is not None and not isinstance(distribution, dict):
+        raise TypeError(f"distribution {row[8]!r:.60} is not a JSON object")
+    meta = {} if row[15] is None else json.loads(row[15])
+    if not isinstance(meta, dict):
+        raise TypeError(f"meta {row[15]!r:.60} is not a JSON object")
+    for name, value in (("trial", row[3]), ("prompt_tokens", row[12]),
+                        ("completion_tokens", row[13]), ("attempts", row[14])):  # fmt: skip
+        if not isinstance(value, int):
+            raise TypeError(f"{name} {value!r} is not an integer")
+    if not isinstance(row[11], int | float):
+        raise TypeError(f"latency_s {row[11]!r} is not a number")
     return Verdict(
         status=VerdictStatus(row[5]),
-        score=row[6],
+        score=None if score is None else float(score),
         label=row[7],
-        distribution=None if row[8] is None else json.loads(row[8]),
-        raw_text=row[9],
+        distribution=distribution,
+        raw_text=str(row[9]),
         error=row[10],
         key=row[0],
         trial=row[3],
-        latency_s=row[11],
+        latency_s=float(row[11]),
         prompt_tokens=row[12],
         completion_tokens=row[13],
         attempts=row[14],
-        meta={} if row[15] is None else json.loads(row[15]),
+        meta=meta,
     )
 
 

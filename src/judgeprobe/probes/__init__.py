@@ -12,7 +12,7 @@ from judgeprobe.probes.base import (
     status_counts,
 )
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
-from judgeprobe.probes.runner import run_probe, run_probe_sync
+from judgeprobe.probes.runner import check_probe, run_probe, run_probe_sync
 
 __all__ = [
     "FigureSpec",
@@ -22,6 +22,7 @@ __all__ = [
     "ProbeKind",
     "ProbeResult",
     "Threshold",
+    "check_probe",
     "get_probe_class",
     "ok_score",
     "probe_names",

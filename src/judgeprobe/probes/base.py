@@ -200,6 +200,17 @@ class Probe:
             }
         return {}
 
+    def check(self, items: Sequence[Item], ctx: ProbeContext) -> None:
+        """Raise unless the probe can run on ``items`` with ``ctx``; no judge is called.
+
+        An audit checks every selected probe before its first judge call, so a probe that cannot
+        run (a rubric without a variant set, a rubric without a decision rule, duplicate item
+        ids) stops the audit before the other probes have spent their calls. The default plans
+        the first round with no verdicts known, which raises whatever that round would raise;
+        a probe overrides it when a cheaper check says the same.
+        """
+        self.plan(items, ctx, {})
+
     def plan(
         self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
     ) -> list[Request]:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from judgeprobe.data.items import Item
 from judgeprobe.engine.engine import CallStats, Engine, run_blocking
-from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError
+from judgeprobe.judges.base import Judge
 from judgeprobe.probes.base import Probe, ProbeContext, ProbeResult, status_counts
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
@@ -28,18 +29,7 @@ async def run_probe(
     Raises :class:`~judgeprobe.errors.BudgetExhausted` when the engine's budget stops the run;
     every verdict made so far is in the run store and the next run resumes from it.
     """
-    if rubric.kind not in probe.rubric_kinds:
-        raise ConfigError(
-            f"probe {probe.name!r} cannot audit a {rubric.kind} rubric ({rubric.name!r}); "
-            f"it needs one of {', '.join(probe.rubric_kinds)}"
-        )
-    describe = engine.judge.describe()
-    ctx = ProbeContext(
-        judge=engine.judge.fingerprint,
-        rubric=rubric,
-        seed=seed,
-        judge_name=str(describe.get("model") or describe.get("name") or describe["backend"]),
-    )
+    ctx = probe_context(probe, engine.judge, rubric, seed=seed)
     known: dict[str, Verdict] = {}
     planned: dict[str, Request] = {}
     stats = CallStats()
@@ -73,6 +63,36 @@ async def run_probe(
     )
     outcome.usage = usage
     return outcome
+
+
+def probe_context(probe: Probe, judge: Judge, rubric: Rubric, *, seed: int = 0) -> ProbeContext:
+    """The context ``probe`` plans with for ``judge`` and ``rubric``; ConfigError on a rubric kind
+    the probe cannot audit."""
+    if rubric.kind not in probe.rubric_kinds:
+        raise ConfigError(
+            f"probe {probe.name!r} cannot audit a {rubric.kind} rubric ({rubric.name!r}); "
+            f"it needs one of {', '.join(probe.rubric_kinds)}"
+        )
+    describe = judge.describe()
+    return ProbeContext(
+        judge=judge.fingerprint,
+        rubric=rubric,
+        seed=seed,
+        judge_name=str(describe.get("model") or describe.get("name") or describe["backend"]),
+    )
+
+
+def check_probe(
+    probe: Probe, items: Sequence[Item], judge: Judge, rubric: Rubric, *, seed: int = 0
+) -> None:
+    """Raise :class:`ConfigError` naming ``probe`` and the reason when it cannot run.
+
+    Nothing is judged: an audit calls this for every probe before the first judge call.
+    """
+    try:
+        probe.check(items, probe_context(probe, judge, rubric, seed=seed))
+    except JudgeprobeError as exc:
+        raise ConfigError(f"probes.{probe.name}: cannot run: {exc}") from exc
 
 
 def run_probe_sync(

@@ -10,7 +10,13 @@ Examples
 >>> print(render_markdown(card))  # doctest: +SKIP
 """
 
-from judgeprobe.report.card import build_card, exit_code, overall_status
+from judgeprobe.report.card import (
+    NOTHING_ASSESSED_EXIT,
+    build_card,
+    exit_code,
+    nothing_assessed,
+    overall_status,
+)
 from judgeprobe.report.html import render_html
 from judgeprobe.report.markdown import render_markdown
 from judgeprobe.report.schema import (
@@ -24,11 +30,13 @@ from judgeprobe.report.write import write_card
 
 __all__ = [
     "CARD_VERSION",
+    "NOTHING_ASSESSED_EXIT",
     "CardValidationError",
     "build_card",
     "card_schema",
     "escape_markdown",
     "exit_code",
+    "nothing_assessed",
     "overall_status",
     "render_html",
     "render_markdown",

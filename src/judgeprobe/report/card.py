@@ -99,9 +99,9 @@ def build_card(
         The card (``card_version`` |CARD_VERSION|), JSON-serializable.
     """
     if isinstance(store, RunStore):
-        return _build(store, run_id, thresholds, secrets)
+        return _build_checked(store, run_id, thresholds, secrets)
     with open_existing_store(store) as opened:
-        return _build(opened, run_id, thresholds, secrets)
+        return _build_checked(opened, run_id, thresholds, secrets)
 
 
 def open_existing_store(path: str | os.PathLike[str]) -> RunStore:
@@ -133,22 +133,103 @@ def overall_status(card: Mapping[str, Any]) -> str:
 def exit_code(card: Mapping[str, Any], fail_on: str = "fail") -> int:
     """The process exit code for CI: 1 when the overall status is ``fail_on`` or worse, else 0.
 
-    ``fail_on="warn"`` makes warnings break the build too. A card with no assessable headline
-    finding (overall ``n/a``) exits 0; its summary says that nothing could be assessed.
+    ``fail_on="warn"`` makes warnings break the build too. A card that assessed nothing (see
+    :func:`nothing_assessed`) gives :data:`NOTHING_ASSESSED_EXIT` (4): a gate must not pass on a
+    run that measured nothing.
 
     Examples
     --------
-    >>> card = {"probes": [{"findings": [{"headline": True, "status": "warn"}]}]}
+    >>> card = {"probes": [{"findings": [{"headline": True, "status": "warn"}],
+    ...                     "usage": {"requests": 1, "ok": 1}}]}
     >>> exit_code(card), exit_code(card, fail_on="warn")
     (0, 1)
+    >>> exit_code({"probes": []})
+    4
     """
     if fail_on not in ("warn", "fail"):
         raise ConfigError(f"fail_on must be 'warn' or 'fail', not {fail_on!r}")
+    if nothing_assessed(card, fail_on=fail_on) is not None:
+        return NOTHING_ASSESSED_EXIT
     status = overall_status(card)
     return int(status in SEVERITY and SEVERITY[status] >= SEVERITY[fail_on])
 
 
+NOTHING_ASSESSED_EXIT = 4
+"""The exit code of an audit (or ``judgeprobe card``) whose card assessed nothing."""
+
+
+def nothing_assessed(card: Mapping[str, Any], *, fail_on: str = "never") -> str | None:
+    """Why the card assessed nothing, in one line; None when it assessed something.
+
+    A card assessed nothing when
+
+    - no probe ran (the run holds no probe result), or
+    - the probes' requests got no usable (``ok``) verdict: every call failed, every answer was
+      unparseable, or every input was skipped for the judge's context window, or
+    - no finding could be computed (every one is ``n/a``), or
+    - with a gate (``fail_on`` ``"warn"`` or ``"fail"``), no headline finding is pass, warn or
+      fail, so the gate would have nothing to judge.
+
+    Examples
+    --------
+    >>> nothing_assessed({"probes": []})
+    'no probe ran'
+    >>> failed = {"findings": [], "usage": {"requests": 3, "error": 3}}
+    >>> nothing_assessed({"probes": [failed]})
+    'no judge request got a usable verdict (error: 3)'
+    """
+    probes: Sequence[Mapping[str, Any]] = card.get("probes") or []
+    if not probes:
+        return "no probe ran"
+    usage = {
+        key: sum(int((p.get("usage") or {}).get(key, 0) or 0) for p in probes) for key in USAGE_KEYS
+    }
+    if usage["requests"] > 0 and usage["ok"] == 0:
+        failures = {k: usage[k] for k in ("error", "unparseable", "skipped", "missing") if usage[k]}
+        if set(failures) == {"skipped"}:
+            return (
+                f"every input was skipped ({usage['skipped']}): each exceeds the judge's "
+                "context window, and inputs are never truncated"
+            )
+        named = ", ".join(f"{_USAGE_WORDS.get(k, k)}: {v}" for k, v in failures.items())
+        return f"no judge request got a usable verdict ({named})"
+    findings = [f for p in probes for f in p.get("findings") or []]
+    if not findings:
+        return "the probes reported no finding"
+    if all(f.get("status") == "n/a" for f in findings):
+        return f"no finding could be computed (all {len(findings)} are n/a)"
+    if fail_on in SEVERITY and not any(
+        f.get("headline") and f.get("status") in SEVERITY for f in findings
+    ):
+        return f"no headline finding could be assessed, so fail_on={fail_on} has nothing to judge"
+    return None
+
+
+_USAGE_WORDS = {"missing": "not judged"}
+
+
 # -- building -------------------------------------------------------------------------------------
+def _build_checked(
+    store: RunStore,
+    run_id: int | None,
+    overrides: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Iterable[str] | None,
+) -> dict[str, Any]:
+    """:func:`_build`; a result whose JSON has the wrong shape (an altered store) is a StoreError.
+
+    Everything in a run store was written by an audit, so a value of the wrong type means the file
+    was altered or damaged; the error names the run instead of failing deep inside the card.
+    """
+    try:
+        return _build(store, run_id, overrides, secrets)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        which = "the latest run" if run_id is None else f"run {run_id}"
+        raise StoreError(
+            f"{store.path}: the results of {which} are damaged ({type(exc).__name__}: {exc}); "
+            "rerun the audit into another --out"
+        ) from exc
+
+
 def _build(
     store: RunStore,
     run_id: int | None,
@@ -162,7 +243,8 @@ def _build(
         run_id = latest[0]
     run = store.run(run_id)
     if run is None:
-        raise StoreError(f"{store.path}: no run {run_id} in this run store")
+        known = ", ".join(str(i) for i in store.run_ids()) or "none"
+        raise StoreError(f"{store.path}: no run {run_id} in this run store (its runs: {known})")
     config: dict[str, Any] = run["config"] if isinstance(run["config"], dict) else {}
     results = store.results(run_id)
     table = _threshold_table(config.get("thresholds"), overrides)

@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from judgeprobe._atomic import write_atomic
 from judgeprobe.report.text import display_text
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def write_figures(
             for fmt, content in drawn.items():
                 path = out_dir / f"{stem}.{fmt}"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(content)
+                write_atomic(path, content)
             pngs[stem] = drawn["png"] if "png" in drawn else figure_bytes(spec, "png")
     return pngs, failed
 

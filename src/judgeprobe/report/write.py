@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgeprobe._atomic import write_atomic
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.report.card import build_card
@@ -31,7 +32,9 @@ def write_card(
     """Build the card of a run store and write it in ``formats``; no judge is called.
 
     Figures are written as ``figures/<probe>-<figure>.png`` and ``.svg`` next to the card files
-    (the HTML embeds the PNGs, so ``card.html`` stands alone).
+    (the HTML embeds the PNGs, so ``card.html`` stands alone). Every file is replaced atomically
+    (written to a temporary file in the same folder, then renamed over the old one), so a reader
+    or a concurrent re-render never sees a half-written card.
 
     Parameters
     ----------
@@ -53,10 +56,15 @@ def write_card(
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ConfigError(f"card formats must be among {', '.join(FORMATS)}; got {list(formats)}")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: is a file, not a folder; give a folder for the card files")
     card = build_card(store, run_id=run_id, thresholds=thresholds)
     validate_card(card)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{out}: cannot create the card folder ({exc.strerror})") from exc
     pngs, errors = write_figures(card, out)
     written: dict[str, Path] = {}
     if pngs:
@@ -69,6 +77,5 @@ def write_card(
             text = render_markdown(card)
         else:
             text = render_html(card, figures=pngs, figure_errors=errors)
-        path.write_text(text, encoding="utf-8")
-        written[fmt] = path
+        written[fmt] = write_atomic(path, text)
     return written
