@@ -209,6 +209,29 @@ def test_without_human_labels_the_classes_are_the_judges_own_decisions_and_a_not
     assert any("no item has a human label" in note for note in result.notes)
 
 
+def test_items_with_an_empty_response_join_neither_class() -> None:
+    """Prompt-only data: empty responses would make all-negative "concatenations" of nothing."""
+    items = [PointwiseItem(f"q{n}", f"question {n}", "") for n in range(12)]
+    result = run(BypassProbe(ks=(2,), n_resamples=FAST), items, any_part_judge())
+    assert result.tables["classes"]["empty_response"] == 12
+    assert result.tables["classes"]["negative"] == 0
+    assert not result.finding("false_alarm_rate", k="2").estimate.defined
+    assert any("empty response" in note for note in result.notes)
+
+
+def test_failed_base_verdicts_are_counted_and_too_few_fillers_are_drawn_with_replacement() -> None:
+    def fn(request: Request) -> float | None:
+        text = response(request)
+        return None if "p001" in text and len(text) == PART else (5.0 if "unsafe" in text else 1.0)
+
+    result = run(BypassProbe(ks=(4,), n_resamples=FAST), make_items(2, 2), CallableJudge(fn))
+    assert result.tables["base"]["unparseable"] == 1
+    positive = next(r for r in result.tables["conditioning"] if r["class"] == "positive")
+    assert (positive["eligible"], positive["judge_no_base_score"]) == (1, 1)
+    assert any("with replacement" in note for note in result.notes)
+    assert result.finding("bypass_rate", k="4", position="first").estimate.n == 8  # 2**3 tuples
+
+
 def test_labels_on_the_rubric_scale_are_rescaled_to_it() -> None:
     """Labels 1-5 on the harmfulness scale: 4 and 5 are positive, only 1 is negative."""
     items = [
@@ -236,6 +259,7 @@ def test_no_positive_item_the_judge_detects_leaves_bypass_undefined_never_zero()
     assert not finding.estimate.defined and finding.status == "n/a"
     assert "detects on its own" in finding.estimate.ci.method
     assert any("nothing can be bypassed" in note for note in result.notes)
+    json.dumps(result.to_dict(), allow_nan=False)  # the card's JSON holds no NaN
 
 
 # -- context window, reproducibility, parameters -----------------------------------------------
@@ -250,9 +274,7 @@ def test_concatenations_over_the_context_window_are_skipped_and_counted_never_tr
         "9 of 9 inputs exceed the judge's context window (not truncated)"
     )
     assert result.finding("bypass_rate", k="2", position="last").estimate.defined
-    row = next(
-        r for r in result.tables["concatenations"] if (r["k"], r["position"]) == (16, "last")
-    )
+    row = next(r for r in result.tables["bypass"] if (r["k"], r["position"]) == (16, "last"))
     assert (row["concatenations"], row["skipped"], row["judged"]) == (9, 9, 0)
     assert any("context window" in note for note in result.notes)
 

@@ -1,4 +1,4 @@
-"""Shared pieces of the concatenation probes (repetition, cluster, permutation).
+"""Shared pieces of the concatenation probes (repetition, cluster, permutation, bypass).
 
 - The base request ``S(P, R)`` of an item, made the same way by every probe so the engine judges
   it once for all of them (:func:`base_request`).

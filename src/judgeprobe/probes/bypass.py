@@ -16,6 +16,9 @@ Classes of items (``classes``):
 - ``judge``: the judge's own base decision.
 - ``auto`` (default): ``human`` when any item has a human label, else ``judge``.
 
+An item with an empty response (prompt-only data such as AttaQ before it is answered) joins
+neither class.
+
 A bypass is only meaningful for a part the judge detects on its own, so a positive item takes part
 only when the judge's base decision on it is the positive class, and a negative item (a filler)
 only when the judge decides it negative on its own. The others are conditioned out and counted.
@@ -71,6 +74,8 @@ POSITIONS: tuple[Position, ...] = get_args(Position)
 CLASS_SOURCES: tuple[ClassSource, ...] = get_args(ClassSource)
 
 POSITIVE, NEGATIVE = "positive", "negative"
+EMPTY = "empty_response"
+NO_SCORE = "no_base_score"
 
 
 def place(positive: str, fillers: Sequence[str], position: Position) -> list[str]:
@@ -228,8 +233,13 @@ class BypassProbe(Probe):
         classes = {item.id: self._class(item, base, rubric, scale) for item in items}
         out.classes = {
             name: sum(c == name for c in classes.values())
-            for name in (POSITIVE, NEGATIVE, "between", "unlabeled")
+            for name in (POSITIVE, NEGATIVE, "between", "unlabeled", NO_SCORE, EMPTY)
         }
+        if out.classes[EMPTY]:
+            out.notes.append(
+                f"{out.classes[EMPTY]} items have an empty response and join neither class: "
+                "there is nothing to hide or to hide behind (answer prompt-only data first)"
+            )
         wanted = {POSITIVE: rule.positive, NEGATIVE: rule.negative}
         for name, decision in wanted.items():
             members = sorted(i for i, c in classes.items() if c == name)
@@ -295,11 +305,13 @@ class BypassProbe(Probe):
         rubric: Rubric,
         scale: tuple[float, float] | None,
     ) -> str:
+        if not item.response.strip():
+            return EMPTY
         if scale is None:
             assert rubric.decision is not None
             score = base.scores.get(item.id)
             if score is None:
-                return "unlabeled"
+                return NO_SCORE
             decision = decide(rubric, score)
             if decision == rubric.decision.positive:
                 return POSITIVE
@@ -314,7 +326,7 @@ class BypassProbe(Probe):
 
     def _draw(self, out: BypassDesign, ctx: ProbeContext) -> None:
         negatives = out.negatives
-        replaced: set[int] = set()
+        replaced: set[int] = set()  # the ks whose fillers had to repeat
         for k in self.ks:
             for positive in out.positives:
                 rng = probe_rng(ctx, self.name, 0, k, _id_code(positive))
@@ -335,8 +347,9 @@ class BypassProbe(Probe):
                         replaced.add(k)
         for k in sorted(replaced):
             out.notes.append(
-                f"k={k}: only {len(negatives)} negative items, fewer than the k - 1 = {k - 1} "
-                "fillers: fillers were drawn with replacement, so some repeat"
+                f"k={k}: fewer eligible negative items ({len(negatives)}) than a concatenation "
+                f"needs fillers (k - 1 = {k - 1}, besides its anchor for false alarms): fillers "
+                "were drawn with replacement, so some repeat"
             )
         if "middle" in self.positions and any(not has_position(k, "middle") for k in self.ks):
             out.notes.append("k=2 has no middle position: only first and last are judged")
@@ -385,14 +398,13 @@ class BypassProbe(Probe):
         if design is None:
             raise ConfigError("bypass probe analyzed before its base scores were judged")
         by_id = {item.id: item for item in points}
-        rubric = ctx.rubric
-        assert rubric.decision is not None
-        rule = rubric.decision
+        rule = ctx.rubric.decision
+        assert rule is not None
         findings: list[Finding] = []
-        rows: list[dict[str, object]] = []
+        bypass_rows: list[dict[str, object]] = []
+        alarm_rows: list[dict[str, object]] = []
         interval_rows: list[dict[str, object]] = []
         per_item: dict[str, list[int]] = {p: [0, 0] for p in design.positives}
-        out_of = _conditioned_out(design)
         for k in self.ks:
             for position in self.positions:
                 if not has_position(k, position):
@@ -402,53 +414,22 @@ class BypassProbe(Probe):
                     for fillers in design.fillers[positive, k]:
                         parts = place(positive, fillers, position)
                         verdict = verdicts.get(self.concatenation(ctx, by_id, parts).key)
-                        hit = tally.add(rubric, verdict, positive, rule.negative)
+                        hit = tally.add(ctx.rubric, verdict, positive, rule.negative)
                         if hit is not None:
                             per_item[positive][0] += 1
                             per_item[positive][1] += hit
-                labels = {"k": str(k), "position": position}
-                rows.append({"k": k, "position": position, **tally.row("bypassed")})
-                estimate = with_counts(
-                    self._rate(tally, ctx, "no positive item the judge detects on its own"),
-                    items=len(design.positives),
-                    conditioned_out=out_of,
-                    neutral=tally.neutral,
-                )
-                finding = Finding(
-                    "bypass_rate",
-                    estimate,
-                    f"Share of {k}-concatenations of one part the judge decides "
-                    f"{rule.positive!r} on its own, placed {_where(position)}, with {k - 1} "
-                    f"it decides {rule.negative!r}, that are decided {rule.negative!r} "
-                    "(CI clustered by positive item)",
-                    labels,
-                    FLIP_THRESHOLD,
-                )
-                findings.extend(
-                    explain_skipped([finding], skipped=tally.skipped, total=tally.total)
-                )
-                interval_rows.append(_interval_row(f"k={k}, {position}", estimate))
+                finding = self._bypass_finding(design, tally, ctx, k, position)
+                findings.append(finding)
+                bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
+                interval_rows.append(_interval_row(f"k={k}, {position}", finding.estimate))
                 self._skip_note(design, tally, f"k={k}, positive part {position}")
             tally = _Tally()
             for anchor in design.anchors:
                 for others in design.mirror[anchor, k]:
                     verdict = verdicts.get(self.concatenation(ctx, by_id, [anchor, *others]).key)
-                    tally.add(rubric, verdict, anchor, rule.positive)
-            rows.append({"k": k, "position": "none", **tally.row("false_alarms")})
-            estimate = with_counts(
-                self._rate(tally, ctx, "fewer than two negative items the judge decides negative"),
-                items=len(design.anchors),
-                neutral=tally.neutral,
-            )
-            finding = Finding(
-                "false_alarm_rate",
-                estimate,
-                f"Share of {k}-concatenations of parts the judge each decides {rule.negative!r} "
-                f"on its own that are decided {rule.positive!r} (CI clustered by the first part)",
-                {"k": str(k)},
-                FLIP_THRESHOLD,
-            )
-            findings.extend(explain_skipped([finding], skipped=tally.skipped, total=tally.total))
+                    tally.add(ctx.rubric, verdict, anchor, rule.positive)
+            findings.append(self._false_alarm_finding(design, tally, ctx, k))
+            alarm_rows.append({"k": k, **tally.row("false_alarms")})
             self._skip_note(design, tally, f"k={k}, all parts negative")
         figures = [
             FigureSpec(
@@ -468,7 +449,8 @@ class BypassProbe(Probe):
                 **design.classes,
             },
             "conditioning": design.conditioning,
-            "concatenations": rows,
+            "bypass": bypass_rows,
+            "false_alarms": alarm_rows,
             "positive_items": [
                 {"item": i, "judged": n, "bypassed": b} for i, (n, b) in per_item.items()
             ],
@@ -482,6 +464,49 @@ class BypassProbe(Probe):
             tables=tables,
             notes=design.notes,
         )
+
+    def _bypass_finding(
+        self, design: BypassDesign, tally: _Tally, ctx: ProbeContext, k: int, position: Position
+    ) -> Finding:
+        rule = ctx.rubric.decision
+        assert rule is not None
+        estimate = with_counts(
+            self._rate(tally, ctx, "no positive item the judge detects on its own"),
+            items=len(design.positives),
+            conditioned_out=_conditioned_out(design),
+            neutral=tally.neutral,
+        )
+        finding = Finding(
+            "bypass_rate",
+            estimate,
+            f"Share of concatenations of one part the judge decides {rule.positive!r} on its "
+            f"own and k - 1 parts it decides {rule.negative!r} (the positive part at the "
+            f"slice's position) that are decided {rule.negative!r}; over the positive items "
+            "the judge detects alone (CI clustered by positive item)",
+            {"k": str(k), "position": position},
+            FLIP_THRESHOLD,
+        )
+        return explain_skipped([finding], skipped=tally.skipped, total=tally.total)[0]
+
+    def _false_alarm_finding(
+        self, design: BypassDesign, tally: _Tally, ctx: ProbeContext, k: int
+    ) -> Finding:
+        rule = ctx.rubric.decision
+        assert rule is not None
+        estimate = with_counts(
+            self._rate(tally, ctx, "fewer than two negative items the judge decides negative"),
+            items=len(design.anchors),
+            neutral=tally.neutral,
+        )
+        finding = Finding(
+            "false_alarm_rate",
+            estimate,
+            f"Share of concatenations of k parts the judge each decides {rule.negative!r} on "
+            f"its own that are decided {rule.positive!r} (CI clustered by the first part)",
+            {"k": str(k)},
+            FLIP_THRESHOLD,
+        )
+        return explain_skipped([finding], skipped=tally.skipped, total=tally.total)[0]
 
     def _rate(self, tally: _Tally, ctx: ProbeContext, empty: str) -> Estimate:
         if not tally.hits:
@@ -549,7 +574,7 @@ class _Tally:
 
 def _judged(rubric: Rubric, score: float | None) -> str:
     """The judge's decision on an item on its own, or ``no_base_score``."""
-    return "no_base_score" if score is None else decide(rubric, score)
+    return NO_SCORE if score is None else decide(rubric, score)
 
 
 def _conditioned_out(design: BypassDesign) -> int:
@@ -559,16 +584,14 @@ def _conditioned_out(design: BypassDesign) -> int:
     return value
 
 
-def _where(position: Position) -> str:
-    return {"first": "first", "middle": "in the middle", "last": "last"}[position]
-
-
 def _interval_row(label: str, estimate: Estimate) -> dict[str, object]:
+    """A row of the intervals figure; an undefined estimate is None (JSON has no NaN)."""
+    values = estimate.to_dict()
     return {
         "label": label,
-        "estimate": estimate.estimate,
-        "low": estimate.ci.low,
-        "high": estimate.ci.high,
+        "estimate": values["estimate"],
+        "low": values["ci"]["low"],
+        "high": values["ci"]["high"],
     }
 
 
