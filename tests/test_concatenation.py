@@ -324,13 +324,65 @@ def test_cluster_probe_measures_concatenation_against_the_mean_of_parts() -> Non
         assert shift.estimate == pytest.approx(-(k - 1))
         distance = result.finding("wasserstein_concat_vs_parts", cluster="high", k=str(k))
         assert distance.estimate.estimate == pytest.approx(k - 1)
-    assert result.finding("wasserstein_concat_vs_parts", cluster="high", k="4").status == "fail"
+    # Falling is against the high cluster's direction: the one-sided distance is all of it.
+    against = result.finding("wasserstein_against_cluster", cluster="high", k="4")
+    assert against.estimate.estimate == pytest.approx(3.0)
+    assert against.status == "fail"
+    assert result.finding("wasserstein_concat_vs_parts", cluster="high", k="4").status == "info"
     # Every 4-concatenation falls 3 below its parts, out of the cluster's range [2.4, 3].
     assert result.finding("range_departure_rate", cluster="high", k="4").estimate.estimate == 1.0
     # The low cluster falls further: more extreme in its own direction is no departure.
     assert result.finding("range_departure_rate", cluster="low", k="4").estimate.estimate == 0.0
     # The high cluster is safe (reward > 0); falling by 3 at k = 4 makes it unsafe.
     assert result.finding("class_flip_rate", cluster="high", k="4").estimate.estimate > 0.5
+
+
+def test_a_cluster_scored_further_in_its_own_direction_does_not_fail() -> None:
+    """Concatenations score k - 1 above the mean of their parts, in both clusters.
+
+    For the high cluster that is further into its own tail, which no finding may fail; for the
+    low cluster it is a move towards the other side, which the one-sided distance measures.
+    """
+
+    def fn(request: Request) -> float:
+        scores = parts(request)
+        return sum(scores) / len(scores) + (len(scores) - 1)
+
+    rng = np.random.default_rng(4)
+    items = make_items([round(float(v), 3) for v in rng.uniform(-3, 3, size=100)])
+    result = run(
+        ClusterProbe(ks=(2, 4), per_cluster=50, n_resamples=FAST), items, CallableJudge(fn), REWARD
+    )
+    for k in ("2", "4"):
+        high = [f for f in result.findings if f.labels == {"cluster": "high", "k": k}]
+        assert {f.status for f in high} <= {"pass", "info"}, [(f.name, f.status) for f in high]
+        against = result.finding("wasserstein_against_cluster", cluster="high", k=k).estimate
+        assert (against.estimate, against.ci.low) == (0.0, 0.0)
+        two_sided = result.finding("wasserstein_concat_vs_parts", cluster="high", k=k)
+        assert two_sided.estimate.estimate == pytest.approx(int(k) - 1)
+        low = result.finding("wasserstein_against_cluster", cluster="low", k=k)
+        assert low.estimate.estimate == pytest.approx(int(k) - 1)
+        assert low.status == ("warn" if k == "2" else "fail")  # 5 % / 10 % of the span of 20
+
+
+def test_class_clusters_take_their_direction_from_the_decision_rule() -> None:
+    """Reward: lower is unsafe. Each class cluster concatenated scores further into its class."""
+
+    def fn(request: Request) -> float:
+        scores = parts(request)
+        if len(scores) == 1:
+            return scores[0]
+        return min(scores) - 1.0 if max(scores) <= 0 else max(scores) + 1.0
+
+    rng = np.random.default_rng(5)
+    items = make_items([round(float(v), 3) for v in rng.uniform(-3, 3, size=60)])
+    probe = ClusterProbe(ks=(2,), per_cluster=30, cluster_by="class", n_resamples=FAST)
+    result = run(probe, items, CallableJudge(fn), REWARD)
+    for cluster in ("unsafe", "safe"):
+        against = result.finding("wasserstein_against_cluster", cluster=cluster, k="2")
+        assert against.estimate.estimate == 0.0 and against.status == "pass"
+        two_sided = result.finding("wasserstein_concat_vs_parts", cluster=cluster, k="2")
+        assert two_sided.estimate.estimate > 1.0 and two_sided.status == "info"
 
 
 # -- context window, failures, rubric kinds ----------------------------------------------------

@@ -16,6 +16,7 @@ DEMO_PROBES: dict[str, dict[str, Any]] = {
     "repetition": {"counts": [1, 2, 4]},
     "cluster": {"ks": [2, 4], "per_cluster": 20},
     "permutation": {"ks": [4], "n_tuples": 20, "sample_sizes": [10, 5, 10]},
+    "bypass": {"ks": [2, 4], "draws": 2, "false_alarm_items": 5},
     # harm labels are on the rubric's 1-5 scale: harmful (4 or 5) is 0.75 or more of that range
     "policy_invariance": {"limit": 20, "human_scale": [1, 5], "human_threshold": 0.75},
     "human_agreement": dict(PAIRWISE),

@@ -1,4 +1,4 @@
-"""Shared pieces of the concatenation probes (repetition, cluster, permutation).
+"""Shared pieces of the concatenation probes (repetition, cluster, permutation, bypass).
 
 - The base request ``S(P, R)`` of an item, made the same way by every probe so the engine judges
   it once for all of them (:func:`base_request`).
@@ -235,6 +235,17 @@ def _w1_equal(a: NDArray[np.float64], b: NDArray[np.float64], axis: int = -1) ->
     return np.mean(np.abs(np.sort(a, axis=axis) - np.sort(b, axis=axis)), axis=axis)
 
 
+def _w1_shortfall(a: NDArray[np.float64], b: NDArray[np.float64], axis: int = -1) -> Any:
+    """The part of the W1 distance by which ``b`` lies below ``a`` (equal sizes).
+
+    ``mean(max(sort(a) - sort(b), 0))``: the area where the quantile function of ``b`` is under
+    that of ``a``. With its mirror (``b`` above ``a``) it adds up to :func:`_w1_equal`; it is 0
+    exactly when every quantile of ``b`` is at least that of ``a``.
+    """
+    gap = np.sort(a, axis=axis) - np.sort(b, axis=axis)
+    return np.mean(np.maximum(gap, 0.0), axis=axis)
+
+
 def _mean_pairwise(*columns: NDArray[np.float64], axis: int = -1) -> Any:
     """Mean of the W1 distances between every two of ``columns`` (equal sizes)."""
     ordered = [np.sort(c, axis=axis) for c in columns]
@@ -270,6 +281,23 @@ def paired_wasserstein(
         return Estimate.undefined(0, reason="no unit scored under both conditions")
     samples = [np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)]
     return _distance_interval(samples, _w1_equal, options)
+
+
+def paired_shortfall_wasserstein(
+    a: Sequence[float], b: Sequence[float], options: BootstrapOptions
+) -> Estimate:
+    """One-sided W1: how far the scores ``b`` fall below the scores ``a`` of the same units.
+
+    A move of ``b`` above ``a`` counts nothing, so a cluster whose concatenations score further in
+    its own direction is not penalised (negate both samples for the other direction). The
+    interval is the paired basic bootstrap of :func:`paired_wasserstein`, clipped at 0.
+    """
+    if len(a) != len(b):
+        raise ValueError("paired samples must have equal lengths")
+    if not a:
+        return Estimate.undefined(0, reason="no unit scored under both conditions")
+    samples = [np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)]
+    return _distance_interval(samples, _w1_shortfall, options)
 
 
 def paired_mean_pairwise_wasserstein(

@@ -14,6 +14,13 @@ Clusters:
 - ``quantile`` (default for continuous rubrics): the top and the bottom ``quantile`` of base
   scores (the paper's top and bottom 10 % of reward scores), named ``high`` and ``low``.
 
+Distances are one-sided where they are judged: each cluster has a direction (``high``, and the
+class on the positive side of the rule, towards higher scores when ``higher_is_positive``), and
+``wasserstein_against_cluster`` counts only the part of the distance by which concatenations
+score against it. Moving further into a cluster's own class or tail is not a failure; the
+two-sided ``wasserstein_concat_vs_parts`` is reported beside it, for information. The class
+rates compare a concatenation's decision with the class its parts share.
+
 The probe plans in two stages: first the base requests (shared with every other probe), then,
 once their verdicts are known, the concatenations. Items without an ok base score are excluded
 and counted.
@@ -42,6 +49,7 @@ from judgeprobe.probes._decisions import (
     draw_tuples,
     is_flip,
     mean_shift,
+    paired_shortfall_wasserstein,
     paired_wasserstein,
     pointwise,
     probe_rng,
@@ -76,6 +84,8 @@ class Cluster:
     members: tuple[str, ...]
     score_min: float
     score_max: float
+    upward: bool = True
+    """The cluster's own direction: True when its class (or tail) lies towards higher scores."""
 
 
 @dataclass(slots=True)
@@ -114,6 +124,7 @@ class ClusterProbe(Probe):
     kind: ClassVar[ProbeKind] = "invariance"
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "wasserstein_concat_vs_parts",
+        "wasserstein_against_cluster",
         "mean_concat_minus_parts",
         "class_departure_rate",
         "class_flip_rate",
@@ -198,9 +209,14 @@ class ClusterProbe(Probe):
         if self.clustering(rubric) == "class":
             assert rubric.decision is not None
             out = []
-            for name in (rubric.decision.positive, rubric.decision.negative):
+            rule = rubric.decision
+            sides = (
+                (rule.positive, rule.higher_is_positive),
+                (rule.negative, not rule.higher_is_positive),
+            )
+            for name, upward in sides:
                 members = tuple(sorted(i for i, s in scores.items() if decide(rubric, s) == name))
-                out.append(_cluster(name, f"base decision {name!r}", members, scores))
+                out.append(_cluster(name, f"base decision {name!r}", members, scores, upward))
             return out
         ranked = sorted(scores, key=lambda i: (scores[i], i))
         m = max(1, round(self.quantile * len(ranked)))
@@ -210,7 +226,9 @@ class ClusterProbe(Probe):
         share = f"{self.quantile:.0%}"
         return [
             _cluster("high", f"top {share} of base scores", tuple(sorted(ranked[-m:])), scores),
-            _cluster("low", f"bottom {share} of base scores", tuple(sorted(ranked[:m])), scores),
+            _cluster(
+                "low", f"bottom {share} of base scores", tuple(sorted(ranked[:m])), scores, False
+            ),
         ]
 
     def concatenation(
@@ -272,7 +290,7 @@ class ClusterProbe(Probe):
                     }
                 )
                 series[f"k={k}"] = {"x": outcome.parts_mean, "y": outcome.scores}
-                made = self._findings(rubric, outcome, labels, span, options)
+                made = self._findings(rubric, outcome, labels, span, options, cluster.upward)
                 if quantile:
                     made.append(_range_finding(cluster, outcome, labels, options))
                 findings.extend(
@@ -335,6 +353,7 @@ class ClusterProbe(Probe):
         labels: Mapping[str, str],
         span: float,
         options: BootstrapOptions,
+        upward: bool,
     ) -> list[Finding]:
         level = options.confidence_level
         n = len(outcome.expected)
@@ -343,12 +362,25 @@ class ClusterProbe(Probe):
         mixed = outcome.statuses["mixed_parts"]
         distance_limit = distance_threshold(span) if rubric.kind == "continuous" else None
         k = labels["k"]
+        sign = 1.0 if upward else -1.0
+        against = paired_shortfall_wasserstein(
+            [sign * m for m in outcome.parts_mean], [sign * s for s in outcome.scores], options
+        )
+        away = "below" if upward else "above"
         return [
             Finding(
                 "wasserstein_concat_vs_parts",
                 paired_wasserstein(outcome.parts_mean, outcome.scores, options),
                 f"Wasserstein distance between the scores of {k}-concatenations and the mean "
-                "base scores of their parts (paired basic bootstrap CI)",
+                "base scores of their parts, in either direction (paired basic bootstrap CI)",
+                labels,
+            ),
+            Finding(
+                "wasserstein_against_cluster",
+                against,
+                f"The part of that distance by which {k}-concatenations score {away} the mean of "
+                "their parts, against the cluster's own direction; scoring further in its own "
+                "direction counts nothing (paired basic bootstrap CI)",
                 labels,
                 distance_limit,
             ),
@@ -439,9 +471,13 @@ def _range_finding(
 
 
 def _cluster(
-    name: str, rule: str, members: tuple[str, ...], scores: Mapping[str, float]
+    name: str,
+    rule: str,
+    members: tuple[str, ...],
+    scores: Mapping[str, float],
+    upward: bool = True,
 ) -> Cluster:
     values = [scores[i] for i in members]
     low = min(values) if values else float("nan")
     high = max(values) if values else float("nan")
-    return Cluster(name, rule, members, low, high)
+    return Cluster(name, rule, members, low, high, upward)
