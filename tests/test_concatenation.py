@@ -444,6 +444,24 @@ def test_plans_are_reproducible_for_a_seed_and_differ_across_seeds() -> None:
     assert keys(0)[: len(items)] == keys(1)[: len(items)]  # base requests are seed-free
 
 
+@pytest.mark.parametrize(
+    "probe",
+    [
+        RepetitionProbe(counts=(1, 2), n_resamples=37),
+        ClusterProbe(ks=(2, 4), per_cluster=20, n_resamples=37),
+        PermutationProbe(ks=(4,), n_tuples=40, sample_sizes=(10, 5, 10), n_resamples=37),
+    ],
+    ids=lambda p: p.name,
+)
+def test_every_resampled_interval_draws_the_resamples_the_probe_is_given(
+    probe: object, resample_counts: list[int]
+) -> None:
+    result = run(probe, balanced_items(6), first_part_judge(0.5))
+    assert result.findings
+    assert resample_counts, "no interval was resampled"
+    assert set(resample_counts) == {37}
+
+
 def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
     items = balanced_items(8)
     ctx = ProbeContext("j", HARM)

@@ -9,6 +9,7 @@ pairwise, numeric, failing and unstable behaviour.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import random
@@ -54,7 +55,7 @@ from judgeprobe.rubrics.generator import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.stats import proportion_above
+from judgeprobe.stats import Estimate, proportion_above
 from judgeprobe.verdict import Verdict
 
 DATA = Path(
@@ -74,11 +75,12 @@ def run(
     fn: Callable[[Request], Any],
     rubric: Rubric,
     name: str = "judge",
+    seed: int = 0,
 ) -> ProbeResult:
     engine = Engine(
         CallableJudge(fn, name=name), RunStore(":memory:"), EngineConfig(progress=False)
     )
-    return run_probe_sync(probe, items, engine, rubric, seed=0)
+    return run_probe_sync(probe, items, engine, rubric, seed=seed)
 
 
 def pointwise_items(n: int, label: Callable[[int], float] = lambda k: float(k % 2)) -> list[Item]:
@@ -564,6 +566,33 @@ def test_flips_are_stratified_by_item_type_category_and_ambiguity() -> None:
     assert ("category", "b", "base") in rows
     finding = result.finding("flip_rate_by_stratum", by="item_type", stratum="deflection")
     assert finding.labels["class"] == "base"
+
+
+def test_the_run_seed_draws_the_stratum_intervals_as_it_draws_every_other_interval() -> None:
+    items = [
+        dataclasses.replace(item, category="a" if k % 3 else "b")
+        for k, item in enumerate(noisy_refusal_items(90))
+    ]
+    probe = PolicyInvarianceProbe(n_resamples=200)
+    rubric = builtin_rubric("refusal")
+
+    def bootstrapped(seed: int) -> dict[str, dict[tuple[tuple[str, str], ...], Estimate]]:
+        result = run(probe, items, rubric_blind, rubric, seed=seed)
+        out: dict[str, dict[tuple[tuple[str, str], ...], Estimate]] = {}
+        for f in result.findings:
+            if f.estimate.ci.method == "cluster bootstrap percentile":
+                out.setdefault(f.name, {})[tuple(sorted(f.labels.items()))] = f.estimate
+        return out
+
+    runs = bootstrapped(1), bootstrapped(1), bootstrapped(2)
+    for name in ("flip_rate", "flip_rate_by_stratum"):
+        first, again, other = (found.get(name, {}) for found in runs)
+        assert first, name
+        assert first == again, name  # the same seed, the same intervals
+        assert first.keys() == other.keys(), name
+        assert [e.estimate for e in first.values()] == [e.estimate for e in other.values()]
+        redrawn = [key for key in first if first[key].ci != other[key].ci]
+        assert redrawn, f"{name}: no interval changed with the run seed"
 
 
 def test_results_are_keyed_by_the_judge_fingerprint_with_every_variant_hash() -> None:

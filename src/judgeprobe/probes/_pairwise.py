@@ -291,8 +291,15 @@ class Comparisons:
     def hits(self) -> list[bool]:
         return [x == y for x, y in zip(self.a, self.b, strict=True)]
 
-    def agreement(self, *, level: float, seed: int) -> Estimate:
-        return agreement(self.a, self.b, clusters=self.clusters, confidence_level=level, seed=seed)
+    def agreement(self, *, level: float, seed: int, n_resamples: int) -> Estimate:
+        return agreement(
+            self.a,
+            self.b,
+            clusters=self.clusters,
+            confidence_level=level,
+            seed=seed,
+            n_resamples=n_resamples,
+        )
 
     def kappa(self, *, level: float, seed: int, include_ties: bool, n_resamples: int) -> Estimate:
         labels = ("A", "B", "tie") if include_ties else ("A", "B")

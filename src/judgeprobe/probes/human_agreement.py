@@ -267,7 +267,7 @@ class HumanAgreementProbe(Probe):
         )
         out: list[Finding] = []
         for stem, comparisons, threshold, what in spec:
-            agree = comparisons.agreement(level=level, seed=seed)
+            agree = comparisons.agreement(level=level, seed=seed, n_resamples=self.n_resamples)
             kappa = comparisons.kappa(
                 level=level, seed=seed, include_ties=ties, n_resamples=self.n_resamples
             )

@@ -482,14 +482,26 @@ class PermutationProbe(Probe):
             ),
             Finding(
                 "first_part_match",
-                clustered_proportion(first, clusters, confidence_level=level, seed=options.seed),
+                clustered_proportion(
+                    first,
+                    clusters,
+                    confidence_level=level,
+                    seed=options.seed,
+                    n_resamples=options.n_resamples,
+                ),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
                 "their first part (CI clustered by tuple)",
                 labels,
             ),
             Finding(
                 "last_part_match",
-                clustered_proportion(last, clusters, confidence_level=level, seed=options.seed),
+                clustered_proportion(
+                    last,
+                    clusters,
+                    confidence_level=level,
+                    seed=options.seed,
+                    n_resamples=options.n_resamples,
+                ),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
                 "their last part; compare with first_part_match (CI clustered by tuple)",
                 labels,

@@ -475,7 +475,7 @@ class PolicyInvarianceProbe(Probe):
         )
 
         # strata
-        tables["strata"] = self._strata(base, units, variants, findings, figures, scale)
+        tables["strata"] = self._strata(base, units, variants, findings, figures, scale, ctx)
 
         # reproduction
         if self.reproduction_trials:
@@ -991,6 +991,7 @@ class PolicyInvarianceProbe(Probe):
         findings: list[Finding],
         figures: list[FigureSpec],
         scale: tuple[float, float],
+        ctx: ProbeContext,
     ) -> list[dict[str, Any]]:
         by: dict[str, Callable[[Item], str | None]] = {
             "item_type": lambda item: self._item_type(item, scale),
@@ -1023,6 +1024,7 @@ class PolicyInvarianceProbe(Probe):
                         [f for _, f in pairs],
                         [i for i, _ in pairs],
                         confidence_level=self.confidence_level,
+                        seed=ctx.seed,
                         n_resamples=self.n_resamples,
                     )
                     findings.append(
