@@ -252,7 +252,13 @@ class LengthNullProbe(Probe):
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source, self.human_raters)
-        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
+        check_options(
+            self.cluster,
+            self.by,
+            self.confidence_level,
+            self.min_slice_items,
+            n_resamples=self.n_resamples,
+        )
         check_unit(self.unit)
         for unit in self.compare_units:
             check_unit(unit)
