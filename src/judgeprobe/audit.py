@@ -26,6 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from judgeprobe._version import __version__
 from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.data import load_dataset
 from judgeprobe.data.dataset import Dataset
@@ -263,8 +264,6 @@ async def run_audit_async(
     write_card: bool = True,
 ) -> AuditOutcome:
     """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python)."""
-    from judgeprobe import __version__
-
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     store_path = out / "run.sqlite"

@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from judgeprobe.errors import JudgeprobeError
 from judgeprobe.report.text import display_text
 
 if TYPE_CHECKING:
@@ -56,8 +57,8 @@ _RC: dict[RcKeyType, Any] = {
 _STEM = re.compile(r"figures/[a-z0-9-]+")
 
 
-class FigureDataError(ValueError):
-    """A figure's data does not have the shape its kind needs."""
+class FigureDataError(JudgeprobeError, ValueError):
+    """A figure's data does not have the shape its kind needs (the card says so, not drawn)."""
 
 
 def figure_stem(spec: Mapping[str, Any]) -> str | None:
