@@ -651,20 +651,20 @@ def test_item_order_does_not_change_the_findings() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "message"),
     [
-        {"reruns": 0},
-        {"reproduction_trials": -1},
-        {"null": "fisher"},
-        {"alpha": 1.5},
-        {"human_scale": (1, 1)},
-        {"human_threshold": 2},
-        {"item_type_rule": "guess"},
-        {"on_invalid": "ignore"},
+        ({"reruns": 0}, r"reruns must be an integer >= 1 \(3 is usual\), got 0"),
+        ({"reproduction_trials": -1}, r"reproduction_trials must be an integer >= 0"),
+        ({"null": "fisher"}, r"null must be one of matched, pairwise, got 'fisher'"),
+        ({"alpha": 1.5}, r"alpha must lie in \(0, 1\)"),
+        ({"human_scale": (1, 1)}, r"human_scale must be \(low, high\) with high > low"),
+        ({"human_threshold": 2}, r"human_threshold is on the rescaled \[0, 1\] scale"),
+        ({"item_type_rule": "guess"}, r"item_type_rule must be one of given, refusal-phrase"),
+        ({"on_invalid": "ignore"}, r"on_invalid must be 'raise' or 'skip'"),
     ],
 )
-def test_bad_parameters_raise_a_config_error(bad: dict[str, Any]) -> None:
-    with pytest.raises(ConfigError):
+def test_bad_parameters_raise_a_config_error(bad: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{message}"):
         PolicyInvarianceProbe(**bad)
 
 
@@ -689,8 +689,13 @@ def test_pairwise_null_follows_the_paper_convention_when_asked() -> None:
     )
     delta = result.finding("flip_delta", variant="lexicon-1")
     assert delta.labels["null"] == "pairwise"
-    assert delta.test is not None and delta.test.null.startswith("rate = ")
-    assert "pairwise" in result.notes[0] or any("p_jitter" in n for n in result.notes)
+    # the paper's test: the variant's flip count, exact binomial against the rerun jitter
+    row = next(r for r in result.tables["variants"] if r["variant"] == "lexicon-1")
+    jitter = result.finding("p_jitter").estimate.estimate
+    assert delta.test == proportion_above(row["flips"], row["n"], jitter)
+    assert result.tables["noise"]["null_used"] == "pairwise"
+    (said,) = [note for note in result.notes if note.startswith("test null: ")]
+    assert said.startswith("test null: pairwise (exact one-sided binomial test of the flip count")
 
 
 def test_probe_is_registered_by_name_for_pointwise_and_pairwise_judges() -> None:
