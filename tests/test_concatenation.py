@@ -156,7 +156,7 @@ def test_decreasing_order_is_the_reversal_of_increasing_and_random_orders_are_pe
     assert orders["increasing"] == (1, 3, 2, 0)
     assert orders["decreasing"] == orders["increasing"][::-1]
     assert all(sorted(orders[f"random_{j}"]) == [0, 1, 2, 3] for j in (1, 2, 3))
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"order \[0, 0\] is not a permutation of 0\.\.1"):
         permute(["a", "b"], [0, 0])
 
 
@@ -496,6 +496,24 @@ def test_plans_are_reproducible_for_a_seed_and_differ_across_seeds() -> None:
     assert keys(0)[: len(items)] == keys(1)[: len(items)]  # base requests are seed-free
 
 
+@pytest.mark.parametrize(
+    "probe",
+    [
+        RepetitionProbe(counts=(1, 2), n_resamples=37),
+        ClusterProbe(ks=(2, 4), per_cluster=20, n_resamples=37),
+        PermutationProbe(ks=(4,), n_tuples=40, sample_sizes=(10, 5, 10), n_resamples=37),
+    ],
+    ids=lambda p: p.name,
+)
+def test_every_resampled_interval_draws_the_resamples_the_probe_is_given(
+    probe: object, resample_counts: list[int]
+) -> None:
+    result = run(probe, balanced_items(6), first_part_judge(0.5))
+    assert result.findings
+    assert resample_counts, "no interval was resampled"
+    assert set(resample_counts) == {37}
+
+
 def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
     items = balanced_items(8)
     ctx = ProbeContext("j", HARM)
@@ -508,24 +526,24 @@ def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cls", "options"),
+    ("cls", "options", "message"),
     [
-        (RepetitionProbe, {"counts": (0, 2)}),
-        (RepetitionProbe, {"modes": ("title",)}),
-        (RepetitionProbe, {"join": "dialogue"}),
-        (RepetitionProbe, {"separator": ""}),
-        (ClusterProbe, {"ks": (1,)}),
-        (ClusterProbe, {"quantile": 0.7}),
-        (ClusterProbe, {"cluster_by": "kmeans"}),
-        (PermutationProbe, {"n_random": 2}),
-        (PermutationProbe, {"sample_sizes": (1, 0)}),
-        (PermutationProbe, {"levels": "terciles"}),
+        (RepetitionProbe, {"counts": (0, 2)}, r"counts must be positive integers, got \(0, 2\)"),
+        (RepetitionProbe, {"modes": ("title",)}, r"modes must be among .*, got \['title'\]"),
+        (RepetitionProbe, {"join": "dialogue"}, r"join 'dialogue' repeats whole turns"),
+        (RepetitionProbe, {"separator": ""}, r"the separator must not be empty"),
+        (ClusterProbe, {"ks": (1,)}, r"ks must be integers >= 2, got \(1,\)"),
+        (ClusterProbe, {"quantile": 0.7}, r"quantile must lie in \(0, 0\.5\], got 0\.7"),
+        (ClusterProbe, {"cluster_by": "kmeans"}, r"cluster_by must be 'auto', 'class' or"),
+        (PermutationProbe, {"n_random": 2}, r"n_random must be >= 3"),
+        (PermutationProbe, {"sample_sizes": (1, 0)}, r"sample_sizes must be three non-negative"),
+        (PermutationProbe, {"levels": "terciles"}, r"levels must be 'decision' or 'quantile'"),
     ],
 )
 def test_bad_parameters_raise_a_config_error(
-    cls: Callable[..., object], options: dict[str, object]
+    cls: Callable[..., object], options: dict[str, object], message: str
 ) -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=f"^{message}"):
         cls(**options)
 
 

@@ -177,7 +177,7 @@ def test_pyrit_bad_label_names_file_row_column(tmp_path: Path) -> None:
         "a,b,1,text\nc,d,maybe,text\ne,f,,text\ng,h,0.5,text\n",
         encoding="utf-8",
     )
-    with pytest.raises(DataError) as info:
+    with pytest.raises(DataError, match=r"row 2, column 'human_score': label 'maybe'") as info:
         load_pyrit_csv(path, scale=BINARY_SCALE)
     message = str(info.value)
     assert str(path) in message and "row 2" in message and "'human_score'" in message
@@ -284,7 +284,7 @@ def test_load_table_errors_name_file_row_column(tmp_path: Path) -> None:
         r"available columns: 'q', 'a', 'score'",
     ):
         load_table(table)
-    with pytest.raises(DataError) as info:
+    with pytest.raises(DataError, match=r"row 2, column 'score': label 'high'") as info:
         load_table(table, columns={"prompt": "q", "response": "a", "label": "score"})
     assert f"{table}, row 2, column 'score'" in str(info.value)
     assert "'high' is not a number (line 3)" in str(info.value)
@@ -296,7 +296,7 @@ def test_load_table_errors_name_file_row_column(tmp_path: Path) -> None:
         '{"prompt": "a", "response": "b"}\n\n{"prompt": "c", "resp\n'
         '{"prompt": "d", "response": "e"}\n[1, 2]\n'
     )
-    with pytest.raises(DataError) as info:
+    with pytest.raises(DataError, match=r"row 2: invalid JSON") as info:
         load_table(bad_json)
     assert "row 2" in str(info.value) and "line 3" in str(info.value)
     assert "invalid JSON" in str(info.value)
@@ -691,7 +691,7 @@ def test_mt_bench_hub_needs_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "datasets", None)  # makes `import datasets` fail
     with pytest.raises(MissingDependencyError, match=r"judgeprobe\[hf\]"):
         load_mt_bench_human("lmsys/mt_bench_human_judgments")
-    with pytest.raises(MissingDependencyError):
+    with pytest.raises(MissingDependencyError, match=r"judgeprobe\[hf\]"):
         load_dataset("mt-bench-human:gpt4_pair")
 
 

@@ -153,7 +153,7 @@ async def test_api_key_never_appears_in_describe_fingerprint_repr_errors_or_logs
     # a careless server that echoes the credentials it was given
     server.script.append(Scripted(401, {"error": {"message": f"Incorrect API key {KEY}"}}))
     caplog.set_level(logging.DEBUG)
-    with pytest.raises(FatalJudgeError) as failure:
+    with pytest.raises(FatalJudgeError, match=r"Incorrect API key \[redacted\]") as failure:
         await judge.judge(_request(judge))
     await judge.aclose()
     assert server.authorizations[-1] == f"Bearer {KEY}"  # it was sent ...
@@ -278,7 +278,7 @@ async def test_transient_statuses_are_retryable_with_the_servers_retry_after(
     judge: OpenAIJudge, server: FakeServer, status: int
 ) -> None:
     server.script.append(Scripted(status, {"error": {"message": "busy"}}, {"Retry-After": "7"}))
-    with pytest.raises(RetryableJudgeError) as failure:
+    with pytest.raises(RetryableJudgeError, match=f"HTTP {status}") as failure:
         await judge.judge(_request(judge))
     assert failure.value.retry_after == 7.0
     assert f"HTTP {status}" in str(failure.value) and "busy" in str(failure.value)
@@ -289,7 +289,7 @@ async def test_a_retry_after_http_date_becomes_seconds_from_now(
 ) -> None:
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
     server.script.append(Scripted(429, {"error": "slow down"}, {"Retry-After": when}))
-    with pytest.raises(RetryableJudgeError) as failure:
+    with pytest.raises(RetryableJudgeError, match="HTTP 429") as failure:
         await judge.judge(_request(judge))
     assert failure.value.retry_after is not None
     assert 100 < failure.value.retry_after <= 120
@@ -298,7 +298,7 @@ async def test_a_retry_after_http_date_becomes_seconds_from_now(
 async def test_retry_after_ms_takes_precedence(judge: OpenAIJudge, server: FakeServer) -> None:
     headers = {"Retry-After": "9", "retry-after-ms": "250"}
     server.script.append(Scripted(429, {"error": "slow down"}, headers))
-    with pytest.raises(RetryableJudgeError) as failure:
+    with pytest.raises(RetryableJudgeError, match="HTTP 429") as failure:
         await judge.judge(_request(judge))
     assert failure.value.retry_after == pytest.approx(0.25)
 
@@ -320,7 +320,7 @@ async def test_client_errors_are_fatal_with_the_status_and_the_servers_message(
     judge: OpenAIJudge, server: FakeServer, status: int
 ) -> None:
     server.script.append(Scripted(status, {"error": {"message": "model 'x' does not exist"}}))
-    with pytest.raises(FatalJudgeError) as failure:
+    with pytest.raises(FatalJudgeError, match=f"HTTP {status}") as failure:
         await judge.judge(_request(judge))
     message = str(failure.value)
     assert f"HTTP {status}" in message and "model 'x' does not exist" in message
@@ -328,27 +328,27 @@ async def test_client_errors_are_fatal_with_the_status_and_the_servers_message(
 
 async def test_a_long_server_message_is_truncated(judge: OpenAIJudge, server: FakeServer) -> None:
     server.script.append(Scripted(400, "x" * 5000))
-    with pytest.raises(FatalJudgeError) as failure:
+    with pytest.raises(FatalJudgeError, match=r"^HTTP 400 from .*: x+$") as failure:
         await judge.judge(_request(judge))
     assert len(str(failure.value)) < 400
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "problem"),
     [
-        b"<html>502 Bad Gateway</html>",
-        b'{"choices": [{"mess',
-        b'{"choices": []}',
-        b'{"choices": ["true"]}',
-        b'{"id": 1}',
-        b"[1, 2]",
+        (b"<html>502 Bad Gateway</html>", "with a body that is not JSON"),
+        (b'{"choices": [{"mess', "with a body that is not JSON"),
+        (b'{"choices": []}', "without a chat completion"),
+        (b'{"choices": ["true"]}', "without a chat completion"),
+        (b'{"id": 1}', "without a chat completion"),
+        (b"[1, 2]", "without a chat completion"),
     ],
 )
 async def test_a_garbage_body_is_retryable(
-    judge: OpenAIJudge, server: FakeServer, body: bytes
+    judge: OpenAIJudge, server: FakeServer, body: bytes, problem: str
 ) -> None:
     server.script.append(Scripted(200, body))
-    with pytest.raises(RetryableJudgeError):
+    with pytest.raises(RetryableJudgeError, match=f"/chat/completions answered {problem}: "):
         await judge.judge(_request(judge))
 
 
@@ -430,20 +430,20 @@ def test_tokens_are_estimated_only_when_a_context_window_is_set() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "message"),
     [
-        {"base_url": "127.0.0.1:8000/v1"},
-        {"model": ""},
-        {"max_tokens": 0},
-        {"top_logprobs": 21},
-        {"max_concurrency": 0},
-        {"timeout_s": 0},
-        {"temperature": -1},
-        {"context_window": 0},
+        ({"base_url": "127.0.0.1:8000/v1"}, r"base_url must start with http:// or https://"),
+        ({"model": ""}, r"model must name the model the server serves"),
+        ({"max_tokens": 0}, r"max_tokens must be >= 1"),
+        ({"top_logprobs": 21}, r"top_logprobs must be between 0 and 20"),
+        ({"max_concurrency": 0}, r"max_concurrency must be >= 1"),
+        ({"timeout_s": 0}, r"timeout_s must be > 0"),
+        ({"temperature": -1}, r"temperature must be >= 0"),
+        ({"context_window": 0}, r"context_window must be >= 1"),
     ],
 )
-def test_invalid_options_raise_a_config_error(bad: dict[str, Any]) -> None:
-    with pytest.raises(ConfigError):
+def test_invalid_options_raise_a_config_error(bad: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{message}"):
         OpenAIJudge(**{**BASE, **bad})
 
 

@@ -462,7 +462,7 @@ def _coverage(cluster: str, runs: int = 200) -> float:
                         question_id=f"q{q}",
                     )
                 )
-        probe = HumanAgreementProbe(judge_source="j", by=(), n_resamples=1, cluster=cluster)  # type: ignore[arg-type]
+        probe = HumanAgreementProbe(judge_source="j", by=(), n_resamples=500, cluster=cluster)  # type: ignore[arg-type]
         est = probe.analyze(items, CTX, {}).finding("judge_human_majority_agreement").estimate
         covered += est.ci.contains(0.8)
     return covered / runs
@@ -617,6 +617,25 @@ def test_results_are_plain_json_even_with_empty_bins(probe: Probe) -> None:
     result = probe.analyze(items[:3], CTX, {})  # tiny: several estimates are undefined
     json.dumps(result.to_dict(), allow_nan=False)
     json.dumps(probe.params(), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        HumanAgreementProbe(judge_source="longer", n_resamples=37),
+        LengthNullProbe(judge_source="longer", falsifier=FALSIFIER, n_resamples=37),
+        LengthControlledWinRateProbe(judge_source="longer", n_resamples=37),
+    ],
+    ids=lambda p: p.name,
+)
+def test_every_resampled_interval_draws_the_resamples_the_probe_is_given(
+    probe: Probe, resample_counts: list[int]
+) -> None:
+    items = with_recorded(synthetic_pairs(200, seed=7, questions=40), "longer", longer_rule)
+    result = probe.analyze(items, CTX, {})
+    assert result.findings
+    assert resample_counts, "no interval was resampled"
+    assert set(resample_counts) == {37}
 
 
 def test_human_raters_keeps_only_the_named_raters() -> None:

@@ -9,6 +9,7 @@ pairwise, numeric, failing and unstable behaviour.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import random
@@ -54,7 +55,7 @@ from judgeprobe.rubrics.generator import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.stats import proportion_above
+from judgeprobe.stats import Estimate, proportion_above
 from judgeprobe.verdict import Verdict
 
 DATA = Path(
@@ -74,11 +75,12 @@ def run(
     fn: Callable[[Request], Any],
     rubric: Rubric,
     name: str = "judge",
+    seed: int = 0,
 ) -> ProbeResult:
     engine = Engine(
         CallableJudge(fn, name=name), RunStore(":memory:"), EngineConfig(progress=False)
     )
-    return run_probe_sync(probe, items, engine, rubric, seed=0)
+    return run_probe_sync(probe, items, engine, rubric, seed=seed)
 
 
 def pointwise_items(n: int, label: Callable[[int], float] = lambda k: float(k % 2)) -> list[Item]:
@@ -566,6 +568,33 @@ def test_flips_are_stratified_by_item_type_category_and_ambiguity() -> None:
     assert finding.labels["class"] == "base"
 
 
+def test_the_run_seed_draws_the_stratum_intervals_as_it_draws_every_other_interval() -> None:
+    items = [
+        dataclasses.replace(item, category="a" if k % 3 else "b")
+        for k, item in enumerate(noisy_refusal_items(90))
+    ]
+    probe = PolicyInvarianceProbe(n_resamples=200)
+    rubric = builtin_rubric("refusal")
+
+    def bootstrapped(seed: int) -> dict[str, dict[tuple[tuple[str, str], ...], Estimate]]:
+        result = run(probe, items, rubric_blind, rubric, seed=seed)
+        out: dict[str, dict[tuple[tuple[str, str], ...], Estimate]] = {}
+        for f in result.findings:
+            if f.estimate.ci.method == "cluster bootstrap percentile":
+                out.setdefault(f.name, {})[tuple(sorted(f.labels.items()))] = f.estimate
+        return out
+
+    runs = bootstrapped(1), bootstrapped(1), bootstrapped(2)
+    for name in ("flip_rate", "flip_rate_by_stratum"):
+        first, again, other = (found.get(name, {}) for found in runs)
+        assert first, name
+        assert first == again, name  # the same seed, the same intervals
+        assert first.keys() == other.keys(), name
+        assert [e.estimate for e in first.values()] == [e.estimate for e in other.values()]
+        redrawn = [key for key in first if first[key].ci != other[key].ci]
+        assert redrawn, f"{name}: no interval changed with the run seed"
+
+
 def test_results_are_keyed_by_the_judge_fingerprint_with_every_variant_hash() -> None:
     rubric = builtin_rubric("refusal")
     result = run(PolicyInvarianceProbe(), pointwise_items(4), lambda r: "true", rubric, name="k")
@@ -622,20 +651,20 @@ def test_item_order_does_not_change_the_findings() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "message"),
     [
-        {"reruns": 0},
-        {"reproduction_trials": -1},
-        {"null": "fisher"},
-        {"alpha": 1.5},
-        {"human_scale": (1, 1)},
-        {"human_threshold": 2},
-        {"item_type_rule": "guess"},
-        {"on_invalid": "ignore"},
+        ({"reruns": 0}, r"reruns must be an integer >= 1 \(3 is usual\), got 0"),
+        ({"reproduction_trials": -1}, r"reproduction_trials must be an integer >= 0"),
+        ({"null": "fisher"}, r"null must be one of matched, pairwise, got 'fisher'"),
+        ({"alpha": 1.5}, r"alpha must lie in \(0, 1\)"),
+        ({"human_scale": (1, 1)}, r"human_scale must be \(low, high\) with high > low"),
+        ({"human_threshold": 2}, r"human_threshold is on the rescaled \[0, 1\] scale"),
+        ({"item_type_rule": "guess"}, r"item_type_rule must be one of given, refusal-phrase"),
+        ({"on_invalid": "ignore"}, r"on_invalid must be 'raise' or 'skip'"),
     ],
 )
-def test_bad_parameters_raise_a_config_error(bad: dict[str, Any]) -> None:
-    with pytest.raises(ConfigError):
+def test_bad_parameters_raise_a_config_error(bad: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{message}"):
         PolicyInvarianceProbe(**bad)
 
 
@@ -660,8 +689,13 @@ def test_pairwise_null_follows_the_paper_convention_when_asked() -> None:
     )
     delta = result.finding("flip_delta", variant="lexicon-1")
     assert delta.labels["null"] == "pairwise"
-    assert delta.test is not None and delta.test.null.startswith("rate = ")
-    assert "pairwise" in result.notes[0] or any("p_jitter" in n for n in result.notes)
+    # the paper's test: the variant's flip count, exact binomial against the rerun jitter
+    row = next(r for r in result.tables["variants"] if r["variant"] == "lexicon-1")
+    jitter = result.finding("p_jitter").estimate.estimate
+    assert delta.test == proportion_above(row["flips"], row["n"], jitter)
+    assert result.tables["noise"]["null_used"] == "pairwise"
+    (said,) = [note for note in result.notes if note.startswith("test null: ")]
+    assert said.startswith("test null: pairwise (exact one-sided binomial test of the flip count")
 
 
 def test_probe_is_registered_by_name_for_pointwise_and_pairwise_judges() -> None:

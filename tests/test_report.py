@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
@@ -392,8 +393,16 @@ def test_run_without_status_row_is_incomplete_unless_the_store_says_complete(
     validate_card(card)
 
 
-def test_card_is_rebuilt_identically_from_the_same_store(example: Path) -> None:
-    assert build_card(example) == build_card(example)
+def test_card_is_rebuilt_identically_from_the_store_alone(
+    example: Path, example_files: dict[str, Path], tmp_path: Path
+) -> None:
+    moved = tmp_path / "elsewhere" / example.name  # the card names the store's file
+    moved.parent.mkdir()
+    shutil.copyfile(example, moved)
+    rebuilt = build_card(moved)  # another folder, a later build: only the stored data counts
+    assert rebuilt == json.loads(example_files["json"].read_text("utf-8"))
+    assert rebuilt == build_card(example)
+    assert render_markdown(rebuilt) == example_files["md"].read_text("utf-8")
 
 
 def test_store_run_reader_returns_times_status_and_config(example: Path) -> None:
@@ -723,16 +732,30 @@ def test_large_count_tables_draw_as_a_heatmap_with_values() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "data"),
+    ("kind", "data", "message"),
     [
-        ("heatmap", {"names": ["a", "b"], "values": [[1.0], [1.0, 2.0]]}),
-        ("scatter", {"series": {"s": {"x": [1, 2], "y": [1]}}}),
-        ("counts", {"rows": ["a"], "values": [[1]]}),
-        ("pie", {}),
+        (
+            "heatmap",
+            {"names": ["a", "b"], "values": [[1.0], [1.0, 2.0]]},
+            r"heatmap figure: malformed data \(values are 2 x \[1, 2\], expected 2 x 2\)",
+        ),
+        (
+            "scatter",
+            {"series": {"s": {"x": [1, 2], "y": [1]}}},
+            r"scatter figure: malformed data \(series 's': x and y differ in length\)",
+        ),
+        (
+            "counts",
+            {"rows": ["a"], "values": [[1]]},
+            r"counts figure: malformed data \('columns'\)",
+        ),
+        ("pie", {}, r"unknown figure kind 'pie'"),
     ],
 )
-def test_malformed_figure_data_is_a_figure_data_error(kind: str, data: dict[str, Any]) -> None:
-    with pytest.raises(FigureDataError):
+def test_malformed_figure_data_is_a_figure_data_error(
+    kind: str, data: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(FigureDataError, match=f"^{message}$"):
         figure_bytes({"kind": kind, "title": "t", "data": data}, "png")
 
 

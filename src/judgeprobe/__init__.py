@@ -3,6 +3,10 @@
 Reliability audits for automatic judges (LLM-as-judge, reward models, classifiers, functions).
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from judgeprobe._version import __version__
 from judgeprobe.data import PairwiseItem, PointwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
 from judgeprobe.errors import JudgeprobeError
@@ -11,23 +15,96 @@ from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric, get_rubric
 from judgeprobe.verdict import Verdict, VerdictStatus
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from judgeprobe.audit import AuditConfig, run_audit
+    from judgeprobe.probes import (
+        BypassProbe,
+        ClusterProbe,
+        Finding,
+        HumanAgreementProbe,
+        LengthControlledWinRateProbe,
+        LengthNullProbe,
+        PairwisePolicyInvarianceProbe,
+        PermutationProbe,
+        PolicyInvarianceProbe,
+        PositionProbe,
+        ProbeResult,
+        RepetitionProbe,
+    )
+    from judgeprobe.report import build_card
+    from judgeprobe.stats import Estimate
+
+_LAZY = {
+    "AuditConfig": "judgeprobe.audit",
+    "run_audit": "judgeprobe.audit",
+    "build_card": "judgeprobe.report",
+    "Estimate": "judgeprobe.stats",
+    **dict.fromkeys(
+        (
+            "BypassProbe",
+            "ClusterProbe",
+            "Finding",
+            "HumanAgreementProbe",
+            "LengthControlledWinRateProbe",
+            "LengthNullProbe",
+            "PairwisePolicyInvarianceProbe",
+            "PermutationProbe",
+            "PolicyInvarianceProbe",
+            "PositionProbe",
+            "ProbeResult",
+            "RepetitionProbe",
+        ),
+        "judgeprobe.probes",
+    ),
+}
+"""Exports whose modules load SciPy and Matplotlib: imported on first use (PEP 562), so that
+``import judgeprobe`` and ``judgeprobe --help`` stay fast."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judgeprobe' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
+    "AuditConfig",
     "Budget",
+    "BypassProbe",
     "CallableJudge",
+    "ClusterProbe",
     "Engine",
     "EngineConfig",
+    "Estimate",
+    "Finding",
+    "HumanAgreementProbe",
     "Judge",
     "JudgeprobeError",
+    "LengthControlledWinRateProbe",
+    "LengthNullProbe",
     "PairwiseItem",
+    "PairwisePolicyInvarianceProbe",
+    "PermutationProbe",
     "PointwiseItem",
+    "PolicyInvarianceProbe",
+    "PositionProbe",
+    "ProbeResult",
+    "RepetitionProbe",
     "Request",
     "Rubric",
     "RunStore",
     "Verdict",
     "VerdictStatus",
     "__version__",
+    "build_card",
     "builtin_rubric",
     "get_rubric",
+    "run_audit",
 ]

@@ -18,12 +18,18 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
+from judgeprobe.errors import ConfigError
+
 _CONFIG = ConfigDict(arbitrary_types_allowed=True, coerce_numbers_to_str=True)
 _MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Za-z_])")
 
 
-class Mismatch(ValueError):
-    """A value does not fit its parameter's annotation; ``expected`` and ``reason`` say how."""
+class Mismatch(ConfigError, ValueError):
+    """A value does not fit its parameter's annotation; ``expected`` and ``reason`` say how.
+
+    The registries catch it and name the option in front of its message; it is a
+    :class:`~judgeprobe.errors.ConfigError` so that one that escapes still reads as one.
+    """
 
     def __init__(self, expected: str, reason: str) -> None:
         super().__init__(f"{reason}; it must be {expected}")

@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from judgeprobe._version import __version__
 from judgeprobe._yaml_files import explain_validation, read_yaml
 from judgeprobe.data import load_dataset
 from judgeprobe.data.dataset import Dataset
@@ -378,8 +379,6 @@ def _run_record(
     plans: list[_ProbePlan],
 ) -> dict[str, Any]:
     """What the run store records about a run: the tool, the command, the judge and the inputs."""
-    from judgeprobe import __version__
-
     return {
         "tool_version": __version__,
         "command": command or "",

@@ -1,17 +1,26 @@
 """The exception tree of judgeprobe.
 
-Users catch one base class; every error says what went wrong and what to do next::
+Users catch one base class; every error says what went wrong and what to do next. Every
+exception class judgeprobe defines is in this tree (those defined elsewhere name their module)::
 
     JudgeprobeError
     ├── ConfigError            bad option, bad config key, unknown probe or judge
+    │   ├── InvalidParameterError  stats: a statistic got a bad argument; also a ValueError
+    │   └── Mismatch               _annotations: a config value does not fit its parameter's
+    │                              annotation (the registries add which option); also a ValueError
     ├── DataError              a data file cannot be read; names file, row/line and column
+    │   └── RowError               data._records: a bad value in one row, before the loader adds
+    │                              the file and the row
     ├── RubricError            a rubric or rubric variant is malformed or fails validation
     ├── JudgeError             a judge backend failed
     │   ├── RetryableJudgeError   transient (429, 5xx, timeout, garbage body); the engine retries it
     │   └── FatalJudgeError       permanent (401, bad model, missing weights); the engine records it
     ├── BudgetExhausted        the call/token budget ran out; rerun to resume from the store
     ├── MissingDependencyError an optional extra is not installed; says which pip command fixes it
-    └── StoreError             the run store is unreadable or belongs to another schema version
+    ├── StoreError             the run store is unreadable or belongs to another schema version
+    ├── CardValidationError    report.schema: a card does not match the Judge Card schema
+    └── FigureDataError        report.figures: a figure's data lacks the shape its kind needs (the
+                               card says so instead of drawing it); also a ValueError
 
 The CLI catches :class:`JudgeprobeError`, prints its message and exits non-zero without a traceback.
 """

@@ -63,13 +63,14 @@ class Table:
     comments: tuple[str, ...] = ()
 
 
-class RowError(Exception):
-    """A bad value in one row; the loader turns it into a DataError or a SkippedRow."""
+class RowError(DataError):
+    """A bad value in one row; the loader turns it into a DataError or a SkippedRow.
+
+    It knows the column, not yet the file or the row: the loader adds those.
+    """
 
     def __init__(self, reason: str, *, column: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.column = column
+        super().__init__(reason, column=column)
 
 
 class RowProblems:

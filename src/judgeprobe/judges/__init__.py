@@ -8,12 +8,14 @@ from judgeprobe.judges.parsing import (
     verdict_from_distribution,
     verdict_from_text,
 )
+from judgeprobe.judges.registry import build_judge
 
 __all__ = [
     "BaseJudge",
     "CallableJudge",
     "InProcessJudge",
     "Judge",
+    "build_judge",
     "label_score",
     "parse_label",
     "verdict_from_distribution",

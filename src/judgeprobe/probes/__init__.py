@@ -11,16 +11,35 @@ from judgeprobe.probes.base import (
     ok_score,
     status_counts,
 )
+from judgeprobe.probes.bypass import BypassProbe
+from judgeprobe.probes.cluster import ClusterProbe
+from judgeprobe.probes.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.length_control import LengthControlledWinRateProbe
+from judgeprobe.probes.length_null import LengthNullProbe
+from judgeprobe.probes.permutation import PermutationProbe
+from judgeprobe.probes.policy_invariance import PairwisePolicyInvarianceProbe, PolicyInvarianceProbe
+from judgeprobe.probes.position import PositionProbe
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
+from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.probes.runner import check_probe, run_probe, run_probe_sync
 
 __all__ = [
+    "BypassProbe",
+    "ClusterProbe",
     "FigureSpec",
     "Finding",
+    "HumanAgreementProbe",
+    "LengthControlledWinRateProbe",
+    "LengthNullProbe",
+    "PairwisePolicyInvarianceProbe",
+    "PermutationProbe",
+    "PolicyInvarianceProbe",
+    "PositionProbe",
     "Probe",
     "ProbeContext",
     "ProbeKind",
     "ProbeResult",
+    "RepetitionProbe",
     "Threshold",
     "check_probe",
     "get_probe_class",
@@ -31,15 +50,3 @@ __all__ = [
     "run_probe_sync",
     "status_counts",
 ]
-
-from judgeprobe.probes import (  # noqa: F401  # noqa: F401
-    bypass,
-    cluster,
-    human_agreement,
-    length_control,
-    length_null,
-    permutation,
-    policy_invariance,
-    position,
-    repetition,
-)

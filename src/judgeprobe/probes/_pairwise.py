@@ -26,7 +26,7 @@ from typing import Any, Literal
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote, item_fields, strict_majority
 from judgeprobe.errors import ConfigError
-from judgeprobe.probes.base import ProbeContext
+from judgeprobe.probes.base import ProbeContext, check_interval_options
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, agreement, cohen_kappa
 from judgeprobe.transforms.swap import swap_choice, swap_positions
@@ -219,9 +219,14 @@ def cluster_of(item: PairwiseItem, how: ClusterBy) -> str:
 
 
 def check_options(
-    cluster: str, by: Sequence[str], confidence_level: float, min_slice_items: int = 1
+    cluster: str,
+    by: Sequence[str],
+    confidence_level: float,
+    min_slice_items: int = 1,
+    *,
+    n_resamples: int | None = None,
 ) -> None:
-    """Validate the options every pairwise probe shares."""
+    """Validate the options every pairwise probe shares (``n_resamples`` where it has one)."""
     if min_slice_items < 1:
         raise ConfigError(f"min_slice_items must be >= 1, got {min_slice_items!r}")
     if cluster not in CLUSTER_CHOICES:
@@ -229,8 +234,7 @@ def check_options(
     unknown = [key for key in by if key not in SLICE_KEYS]
     if unknown:
         raise ConfigError(f"by may hold only {SLICE_KEYS}, got {unknown}")
-    if not 0.0 < confidence_level < 1.0:
-        raise ConfigError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    check_interval_options(confidence_level, n_resamples)
 
 
 def check_source_name(source: str, human_raters: Sequence[str] = ()) -> None:
@@ -291,8 +295,15 @@ class Comparisons:
     def hits(self) -> list[bool]:
         return [x == y for x, y in zip(self.a, self.b, strict=True)]
 
-    def agreement(self, *, level: float, seed: int) -> Estimate:
-        return agreement(self.a, self.b, clusters=self.clusters, confidence_level=level, seed=seed)
+    def agreement(self, *, level: float, seed: int, n_resamples: int) -> Estimate:
+        return agreement(
+            self.a,
+            self.b,
+            clusters=self.clusters,
+            confidence_level=level,
+            seed=seed,
+            n_resamples=n_resamples,
+        )
 
     def kappa(self, *, level: float, seed: int, include_ties: bool, n_resamples: int) -> Estimate:
         labels = ("A", "B", "tie") if include_ties else ("A", "B")

@@ -58,6 +58,7 @@ from judgeprobe.probes.base import (
     ProbeContext,
     ProbeKind,
     ProbeResult,
+    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -207,10 +208,7 @@ class BypassProbe(Probe):
         if self.join not in JOIN_STYLES:
             raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
         Join(self.join, self.separator)
-        if not 0 < self.confidence_level < 1:
-            raise ConfigError("confidence_level must lie in (0, 1)")
-        if self.n_resamples < 1:
-            raise ConfigError("n_resamples must be >= 1")
+        check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- design -------------------------------------------------------------------------------
     def design(

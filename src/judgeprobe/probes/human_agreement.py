@@ -173,7 +173,13 @@ class HumanAgreementProbe(Probe):
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source, self.human_raters)
-        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
+        check_options(
+            self.cluster,
+            self.by,
+            self.confidence_level,
+            self.min_slice_items,
+            n_resamples=self.n_resamples,
+        )
         check_majority_ties(self.majority_ties)
         if self.orders not in ("original", "both"):
             raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
@@ -267,7 +273,7 @@ class HumanAgreementProbe(Probe):
         )
         out: list[Finding] = []
         for stem, comparisons, threshold, what in spec:
-            agree = comparisons.agreement(level=level, seed=seed)
+            agree = comparisons.agreement(level=level, seed=seed, n_resamples=self.n_resamples)
             kappa = comparisons.kappa(
                 level=level, seed=seed, include_ties=ties, n_resamples=self.n_resamples
             )

@@ -149,14 +149,14 @@ class LengthControlledWinRateProbe(Probe):
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source, self.human_raters)
-        check_options(self.cluster, (), self.confidence_level)
+        check_options(self.cluster, (), self.confidence_level, n_resamples=self.n_resamples)
         check_unit(self.unit)
         if self.candidates not in ("auto", "models", "position"):
             raise ConfigError(
                 f"candidates must be 'auto', 'models' or 'position', got {self.candidates!r}"
             )
-        if self.min_comparisons < 2 or self.n_resamples < 1:
-            raise ConfigError("min_comparisons must be >= 2 and n_resamples >= 1")
+        if self.min_comparisons < 2:
+            raise ConfigError(f"min_comparisons must be >= 2, got {self.min_comparisons!r}")
 
     def plan(
         self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]

@@ -161,6 +161,7 @@ def bin_result(
         [r.cluster for r in inside],
         confidence_level=level,
         seed=seed,
+        n_resamples=n_resamples,
     )
     with_null = [r for r in inside if r.null_hit is not None]
     null = clustered_proportion(
@@ -168,6 +169,7 @@ def bin_result(
         [r.cluster for r in with_null],
         confidence_level=level,
         seed=seed,
+        n_resamples=n_resamples,
     )
     difference = bootstrap(
         (
@@ -250,7 +252,13 @@ class LengthNullProbe(Probe):
 
     def __post_init__(self) -> None:
         check_source_name(self.judge_source, self.human_raters)
-        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
+        check_options(
+            self.cluster,
+            self.by,
+            self.confidence_level,
+            self.min_slice_items,
+            n_resamples=self.n_resamples,
+        )
         check_unit(self.unit)
         for unit in self.compare_units:
             check_unit(unit)
@@ -398,7 +406,7 @@ class LengthNullProbe(Probe):
         out = [
             Finding(
                 "judge_human_majority_agreement",
-                judge_majority.agreement(level=level, seed=seed),
+                judge_majority.agreement(level=level, seed=seed, n_resamples=self.n_resamples),
                 "The judge's vote vs the strict human majority (reference for the null).",
                 dict(labels),
             )
@@ -420,7 +428,7 @@ class LengthNullProbe(Probe):
             out.append(
                 Finding(
                     "null_human_vote_agreement",
-                    votes.agreement(level=level, seed=seed),
+                    votes.agreement(level=level, seed=seed, n_resamples=self.n_resamples),
                     f"Length-only null (longer by {unit}) vs each human vote.",
                     tag,
                 )
@@ -428,7 +436,7 @@ class LengthNullProbe(Probe):
             out.append(
                 Finding(
                     "null_human_majority_agreement",
-                    majority_c.agreement(level=level, seed=seed),
+                    majority_c.agreement(level=level, seed=seed, n_resamples=self.n_resamples),
                     f"Length-only null (longer by {unit}) vs the strict human majority.",
                     tag,
                 )
@@ -436,7 +444,7 @@ class LengthNullProbe(Probe):
             out.append(
                 Finding(
                     "null_judge_agreement",
-                    own.agreement(level=level, seed=seed),
+                    own.agreement(level=level, seed=seed, n_resamples=self.n_resamples),
                     f"Length-only null (longer by {unit}) vs the judge's own votes: how often "
                     "the judge picks the longer response.",
                     tag,

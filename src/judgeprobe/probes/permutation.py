@@ -54,6 +54,7 @@ from judgeprobe.probes.base import (
     ProbeContext,
     ProbeKind,
     ProbeResult,
+    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -158,10 +159,7 @@ class PermutationProbe(Probe):
         if self.join not in JOIN_STYLES:
             raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
         Join(self.join, self.separator)
-        if not 0 < self.confidence_level < 1:
-            raise ConfigError("confidence_level must lie in (0, 1)")
-        if self.n_resamples < 1:
-            raise ConfigError("n_resamples must be >= 1")
+        check_interval_options(self.confidence_level, self.n_resamples)
 
     @property
     def order_names(self) -> list[str]:
@@ -482,14 +480,26 @@ class PermutationProbe(Probe):
             ),
             Finding(
                 "first_part_match",
-                clustered_proportion(first, clusters, confidence_level=level, seed=options.seed),
+                clustered_proportion(
+                    first,
+                    clusters,
+                    confidence_level=level,
+                    seed=options.seed,
+                    n_resamples=options.n_resamples,
+                ),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
                 "their first part (CI clustered by tuple)",
                 labels,
             ),
             Finding(
                 "last_part_match",
-                clustered_proportion(last, clusters, confidence_level=level, seed=options.seed),
+                clustered_proportion(
+                    last,
+                    clusters,
+                    confidence_level=level,
+                    seed=options.seed,
+                    n_resamples=options.n_resamples,
+                ),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
                 "their last part; compare with first_part_match (CI clustered by tuple)",
                 labels,

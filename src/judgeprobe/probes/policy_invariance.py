@@ -62,6 +62,7 @@ from judgeprobe.probes.base import (
     ProbeKind,
     ProbeResult,
     Threshold,
+    check_interval_options,
     status_counts,
 )
 from judgeprobe.probes.registry import register_probe
@@ -252,10 +253,7 @@ class PolicyInvarianceProbe(Probe):
             raise ConfigError(f"item_type_rule must be one of {', '.join(ITEM_TYPE_RULES)}")
         if self.on_invalid not in ("raise", "skip"):
             raise ConfigError("on_invalid must be 'raise' or 'skip'")
-        if not 0 < self.confidence_level < 1:
-            raise ConfigError("confidence_level must lie in (0, 1)")
-        if self.n_resamples < 1:
-            raise ConfigError("n_resamples must be >= 1")
+        check_interval_options(self.confidence_level, self.n_resamples)
 
     def params(self) -> dict[str, Any]:
         out = super().params()
@@ -475,7 +473,7 @@ class PolicyInvarianceProbe(Probe):
         )
 
         # strata
-        tables["strata"] = self._strata(base, units, variants, findings, figures, scale)
+        tables["strata"] = self._strata(base, units, variants, findings, figures, scale, ctx)
 
         # reproduction
         if self.reproduction_trials:
@@ -991,6 +989,7 @@ class PolicyInvarianceProbe(Probe):
         findings: list[Finding],
         figures: list[FigureSpec],
         scale: tuple[float, float],
+        ctx: ProbeContext,
     ) -> list[dict[str, Any]]:
         by: dict[str, Callable[[Item], str | None]] = {
             "item_type": lambda item: self._item_type(item, scale),
@@ -1023,6 +1022,7 @@ class PolicyInvarianceProbe(Probe):
                         [f for _, f in pairs],
                         [i for i, _ in pairs],
                         confidence_level=self.confidence_level,
+                        seed=ctx.seed,
                         n_resamples=self.n_resamples,
                     )
                     findings.append(

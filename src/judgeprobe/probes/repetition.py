@@ -43,6 +43,7 @@ from judgeprobe.probes.base import (
     ProbeContext,
     ProbeKind,
     ProbeResult,
+    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -125,10 +126,7 @@ class RepetitionProbe(Probe):
                 "join 'dialogue' repeats whole turns; set modes to ('both',) or use 'parallel'"
             )
         Join(self.join, self.separator)
-        if not 0 < self.confidence_level < 1:
-            raise ConfigError("confidence_level must lie in (0, 1)")
-        if self.n_resamples < 1:
-            raise ConfigError("n_resamples must be >= 1")
+        check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- plan ---------------------------------------------------------------------------------
     @property

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from judgeprobe import __version__
+from judgeprobe._version import __version__
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.probes.base import Threshold

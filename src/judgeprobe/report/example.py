@@ -14,7 +14,7 @@ from itertools import cycle
 from pathlib import Path
 from typing import Any
 
-from judgeprobe import __version__
+from judgeprobe._version import __version__
 from judgeprobe.engine.store import RunStore
 from judgeprobe.probes.base import FigureSpec, Finding, ProbeResult, Threshold
 from judgeprobe.rubrics import builtin_rubric

@@ -23,6 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from judgeprobe._atomic import write_atomic
+from judgeprobe.errors import JudgeprobeError
 from judgeprobe.report.text import display_text
 
 if TYPE_CHECKING:
@@ -57,8 +58,8 @@ _RC: dict[RcKeyType, Any] = {
 _STEM = re.compile(r"figures/[a-z0-9-]+")
 
 
-class FigureDataError(ValueError):
-    """A figure's data does not have the shape its kind needs."""
+class FigureDataError(JudgeprobeError, ValueError):
+    """A figure's data does not have the shape its kind needs (the card says so, not drawn)."""
 
 
 def figure_stem(spec: Mapping[str, Any]) -> str | None:

@@ -58,6 +58,7 @@ def agreement(
     clusters: Sequence[Hashable] | NDArray[Any] | None = None,
     confidence_level: float = 0.95,
     seed: int | None = 0,
+    n_resamples: int = 2000,
 ) -> Estimate:
     """Share of positions where ``a[i] == b[i]`` (raw percent agreement).
 
@@ -69,6 +70,8 @@ def agreement(
         One label per position; given, the interval is a cluster bootstrap.
     confidence_level : float, default 0.95
     seed : int or None, default 0
+    n_resamples : int, default 2000
+        Resamples of the cluster bootstrap (unused without clusters).
 
     Returns
     -------
@@ -91,7 +94,9 @@ def agreement(
     seed = check_seed(seed)
     if clusters is None:
         clusters = np.arange(len(a))
-    return clustered_proportion(hits, clusters, confidence_level=level, seed=seed)
+    return clustered_proportion(
+        hits, clusters, confidence_level=level, seed=seed, n_resamples=n_resamples
+    )
 
 
 def _kappa_from_tables(tables: NDArray[np.float64]) -> NDArray[np.float64]:
