@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 from judgeprobe.probes import (  # noqa: F401  # noqa: F401
+    agreement,
     cluster,
     human_agreement,
     length_control,
