@@ -18,6 +18,7 @@ DEMO_PROBES: dict[str, dict[str, Any]] = {
     "permutation": {"ks": [4], "n_tuples": 20, "sample_sizes": [10, 5, 10]},
     # harm labels are on the rubric's 1-5 scale: harmful (4 or 5) is 0.75 or more of that range
     "policy_invariance": {"limit": 20, "human_scale": [1, 5], "human_threshold": 0.75},
+    "agreement": {"human_scale": [1, 5]},
     "human_agreement": dict(PAIRWISE),
     "position": dict(PAIRWISE),
     "length_null": dict(PAIRWISE),
