@@ -106,6 +106,21 @@ def test_a_constant_judge_fails_against_the_majority_class() -> None:
     assert result.finding("balanced_accuracy").estimate.estimate == 0.5
 
 
+def test_the_majority_baseline_is_one_constant_even_where_the_halves_disagree() -> None:
+    # classes nearly balanced: the two cross-fitting halves can have different majorities
+    data = [
+        PointwiseItem(
+            f"b{k}", f"prompt {k}", f"{PHRASE_FREE} truth {t}", labels=(HumanLabel(float(t)),)
+        )
+        for k, t in enumerate([1, 0] * 46 + [1])
+    ]
+    result = run(data, lambda r: 1.0)
+    majority = next(r for r in result.tables["baselines"] if r["baseline"] == "majority_class")
+    assert (majority["balanced_accuracy"], majority["kappa"]) == (0.5, 0.0)
+    finding = result.finding("judge_minus_best_baseline_balanced_accuracy")
+    assert (finding.estimate.estimate, finding.status) == (0.0, "fail")
+
+
 def test_a_length_rule_judge_is_no_better_than_the_length_baseline_and_fails() -> None:
     data = items(length_tells=True)
     result = run(data, lambda r: float(len(r.field_map["response"]) > 200))

@@ -132,6 +132,23 @@ def test_a_probe_that_needs_new_calls_is_refused_before_any_call(tmp_path: Path)
         check_probe(RepetitionProbe(), items(), judge, REFUSAL)
 
 
+def test_the_output_of_judgeprobe_score_is_a_recorded_judge(tmp_path: Path) -> None:
+    rows = [
+        {"item_id": "refusal-1", "trial": 0, "status": "ok", "score": 1.0, "label": "true"},
+        {"item_id": "refusal-1", "trial": 1, "status": "ok", "score": 0.0, "label": "false"},
+        {"item_id": "refusal-2", "trial": 0, "status": "unparseable", "score": None, "label": None},
+    ]
+    judge = RecordedJudge(write(rows, tmp_path / "verdicts.csv"))
+    judge.bind(items(2))
+    from judgeprobe.probes._decisions import base_request
+    from judgeprobe.probes.base import ProbeContext
+
+    ctx = ProbeContext(judge.fingerprint, REFUSAL)
+    first, second = (judge.lookup(base_request(ctx, item)) for item in items(2))
+    assert first.score == 1.0
+    assert (second.status.value, second.error) == ("error", "recorded with status 'unparseable'")
+
+
 def test_a_bad_line_is_a_data_error_naming_the_file_and_the_line(tmp_path: Path) -> None:
     path = tmp_path / "v.jsonl"
     path.write_text('{"id": "a", "score": 1}\n{"id": "b", "score": "high"}\n')

@@ -3,8 +3,9 @@
 ``--judge recorded:PATH`` audits a judge the user already ran (a production classifier's log, a
 scorer's CSV): the file holds one row per item, with the item's id (``id`` or ``item_id``) and a
 ``score`` or a ``label`` (a label of the rubric's scale), and optionally ``probability``. CSV,
-JSONL and Parquet are read; a bad row is a :class:`~judgeprobe.errors.DataError` naming the file
-and the line.
+JSONL and Parquet are read; the output of ``judgeprobe score -o`` is one such file (its rows of a
+``status`` other than ``ok`` are verdicts that failed, its trials after the first are ignored).
+A bad row is a :class:`~judgeprobe.errors.DataError` naming the file and the line.
 
 A recorded judge can answer only a request for an item as it is in the dataset: the judge is
 bound to the audit's items (:meth:`RecordedJudge.bind`) and looks each request up by the item
@@ -62,6 +63,8 @@ class RecordedJudge(BaseJudge):
             if is_missing(values.get(id_column)):
                 raise DataError("missing item id", column=id_column, path=path, row=line)
             item_id = str(values[id_column]).strip()
+            if "trial" in table.columns and str(values.get("trial")).strip() not in ("0", "0.0"):
+                continue  # `judgeprobe score --trials N` output: the first trial is the verdict
             if item_id in self.rows:
                 raise DataError(
                     f"item id {item_id!r} occurs twice", column=id_column, path=path, row=line
@@ -75,7 +78,10 @@ class RecordedJudge(BaseJudge):
                     row["label"] = str(values["label"]).strip()
             except RowError as error:
                 raise DataError(error.reason, column=error.column, path=path, row=line) from None
-            if "score" not in row and "label" not in row:
+            status = values.get("status")
+            if "status" in table.columns and not is_missing(status) and status != "ok":
+                row = {"failed": f"recorded with status {status!r}"}
+            elif "score" not in row and "label" not in row:
                 raise DataError("neither a score nor a label", path=path, row=line)
             self.rows[item_id] = row
         self.sha256 = content_hash(sorted(self.rows.items()))
@@ -141,6 +147,8 @@ class RecordedJudge(BaseJudge):
         row = self.rows.get(item_id)
         if row is None:
             return Verdict.failed(f"no recorded verdict for item {item_id!r}")
+        if "failed" in row:
+            return Verdict.failed(str(row["failed"]))
         if "score" in row:
             score = float(row["score"])
         else:

@@ -2,14 +2,15 @@
 
 A baseline is a rule with no understanding of the item: always the majority class; "positive when
 the response is long" (or short); the same on the prompt's length; "positive when the response
-holds a keyword" (refusal phrases). Picking each rule's direction and threshold on the data it is
-then scored on would flatter it, so every baseline is cross-fitted: the items are split into two
-halves at random (seeded; whole prompt clusters stay in one half), the direction and threshold
-that maximise balanced accuracy on one half decide the other half, and the other way round. Every
-item thus gets an out-of-fold decision, and the baseline's metrics are computed on those pooled
-decisions. The ranking score (for AUC) is the feature signed by the direction fitted on the
-other half. The set of baselines is fixed in advance; which of them is "best" is chosen per
-metric on the out-of-fold results, which can only make the bar the judge must clear higher.
+holds a keyword" (refusal phrases). Picking a rule's direction and threshold on the data it is
+then scored on would flatter it, so every rule with a threshold is cross-fitted: the items are
+split into two halves at random (seeded; whole prompt clusters stay in one half), the direction
+and threshold that maximise balanced accuracy on one half decide the other half, and the other
+way round. Every item thus gets an out-of-fold decision, and the baseline's metrics are computed
+on those pooled decisions. The ranking score (for AUC) is the feature signed by the direction
+fitted on the other half. The set of baselines is fixed in advance; which of them is "best" is
+chosen per metric on the out-of-fold results, which can only make the bar the judge must clear
+higher.
 """
 
 from __future__ import annotations
@@ -101,17 +102,19 @@ def threshold_baseline(
     return Baseline(name, decisions, scores, description)
 
 
-def majority_baseline(truth: NDArray[np.int64], first: NDArray[np.bool_]) -> Baseline:
-    """Always the majority human class of the other half."""
-    decisions = np.zeros(len(truth), dtype=np.int64)
-    for train in (first, ~first):
-        if train.any():
-            decisions[~train] = int(np.mean(truth[train]) > 0.5)
+def majority_baseline(truth: NDArray[np.int64]) -> Baseline:
+    """Always the majority human class.
+
+    A constant rule has balanced accuracy 0.5 and kappa 0 whichever class it picks, so it needs
+    no cross-fitting (fitted per half, two halves with different majorities would pool into
+    two constants and score below a single one).
+    """
+    decisions = np.full(len(truth), int(np.mean(truth) > 0.5), dtype=np.int64)
     return Baseline(
         "majority_class",
         decisions,
         np.zeros(len(truth), dtype=np.float64),
-        "always the majority human class of the other half",
+        "always the majority human class",
     )
 
 

@@ -421,7 +421,7 @@ class AgreementProbe(Probe):
             "of the prompts, scored on the other, and the other way round."
         ]
         baselines = [
-            majority_baseline(b.truth, first),
+            majority_baseline(b.truth),
             threshold_baseline(
                 "response_length",
                 b.response_length,
