@@ -32,6 +32,7 @@ from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
 from judgeprobe.stats import classification as cls
+from judgeprobe.verdict import Verdict
 
 REFUSAL = builtin_rubric("refusal")
 HARM = builtin_rubric("harmfulness")
@@ -71,13 +72,13 @@ def truth_of(request: Request) -> int:
     return int(request.field_map["response"].split("truth ")[1][0])
 
 
-def judge(fn: Callable[[Request], float], name: str) -> CallableJudge:
+def judge(fn: Callable[[Request], float | Verdict], name: str) -> CallableJudge:
     return CallableJudge(fn, name=name)
 
 
 def run(
     data: Sequence[PointwiseItem],
-    fn: Callable[[Request], float],
+    fn: Callable[[Request], float | Verdict],
     rubric: Rubric = REFUSAL,
     **params: object,
 ) -> ProbeResult:
@@ -136,6 +137,21 @@ def test_a_continuous_judge_is_also_gated_on_auc() -> None:
     assert gated(result)["judge_minus_best_baseline_auc"] == "pass"
     assert result.finding("roc_auc").estimate.estimate == 1.0
     assert result.finding("expected_calibration_error").estimate.defined
+
+
+def test_a_label_distribution_ranks_items_and_is_calibrated() -> None:
+    def fn(request: Request) -> Verdict:
+        truth = truth_of(request)
+        p = 0.15 + 0.7 * truth + 0.1 * uniform(request.render())
+        label = "true" if p >= 0.5 else "false"
+        return Verdict.scored(
+            float(label == "true"), label=label, distribution={"true": p, "false": 1 - p}
+        )
+
+    result = run(items(), fn)
+    assert result.finding("roc_auc").estimate.estimate == 1.0
+    assert result.finding("expected_calibration_error").estimate.estimate < 0.25
+    assert gated(result)["judge_minus_best_baseline_auc"] == "pass"
 
 
 @pytest.mark.parametrize("q", [0.1, 0.2, 0.3])

@@ -122,6 +122,23 @@ def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> N
     assert result.finding("judge_minus_best_baseline_kappa").status == "pass"
 
 
+def test_a_recorded_probability_gives_the_ranking_and_the_calibration(tmp_path: Path) -> None:
+    from judgeprobe.engine import Engine, EngineConfig
+    from judgeprobe.engine.store import RunStore
+    from judgeprobe.probes import run_probe_sync
+
+    rows = [
+        {**row, "probability": 0.9 if row["label"] == "true" else 0.2} for row in verdict_rows()
+    ]
+    judge = RecordedJudge(write(rows, tmp_path / "v.parquet"))
+    judge.bind(items())
+    engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+    result = run_probe_sync(AgreementProbe(n_resamples=200), items(), engine, REFUSAL)
+    # 19 refusals at 0.9 (gap 0.1) and 40 compliances at 0.2 (gap 0.2); item 1 has no verdict
+    ece = result.finding("expected_calibration_error").estimate.estimate
+    assert ece == pytest.approx((19 * 0.1 + 40 * 0.2) / 59)
+
+
 def test_a_probe_that_needs_new_calls_is_refused_before_any_call(tmp_path: Path) -> None:
     judge = RecordedJudge(write(verdict_rows(), tmp_path / "v.csv"))
     judge.bind(items())

@@ -232,7 +232,13 @@ class AgreementProbe(Probe):
         base = base_scores(labeled, ctx, verdicts)
         scored = [item for item in labeled if item.id in base.scores]
         notes = [*base_notes(base), f"Score mapping: {mapping.describe()}."]
-        data = _Data.build(scored, base.scores, rubric, mapping, self.cluster)
+        probabilities = {
+            item.id: p
+            for item in scored
+            if (p := positive_probability(verdicts.get(base_request(ctx, item).key), rubric))
+            is not None
+        }
+        data = _Data.build(scored, base.scores, rubric, mapping, self.cluster, probabilities)
         findings: list[Finding] = []
         tables: dict[str, Any] = {
             "scale_mapping": {
@@ -634,6 +640,27 @@ def _alpha_metric(
     return lambda rows: cls.alpha(matrix[:, rows], level, grid)
 
 
+def positive_probability(verdict: Verdict | None, rubric: Rubric) -> float | None:
+    """The judge's probability of the rubric's positive class, where its verdict gives one.
+
+    From the label distribution (next-token probabilities: the mass of the labels whose value
+    the decision rule calls positive), or from a recorded ``probability``; None otherwise.
+    """
+    if verdict is None or not verdict.ok:
+        return None
+    assert rubric.decision is not None
+    if verdict.distribution and rubric.kind in ("scale", "binary"):
+        total = sum(verdict.distribution.values())
+        positive = sum(
+            p
+            for label, p in verdict.distribution.items()
+            if label in rubric.values and _code(rubric, rubric.value_of(label)) == 1
+        )
+        return positive / total if total > 0 else None
+    recorded = verdict.meta.get("probability")
+    return float(recorded) if isinstance(recorded, int | float) else None
+
+
 def _strict_majority(codes: Sequence[int]) -> int | None:
     if not codes:
         return None
@@ -676,6 +703,9 @@ class _Data:
     clusters: list[str]
     grid: tuple[float, ...]
     probability: NDArray[np.float64] | None
+    ranking: NDArray[np.float64]
+    """What orders items towards the positive class: the probability where known, else the
+    score (negated when lower scores are positive)."""
 
     @classmethod
     def build(
@@ -685,6 +715,7 @@ class _Data:
         rubric: Rubric,
         mapping: ScaleMap,
         cluster: str,
+        probabilities: Mapping[str, float],
     ) -> _Data:
         judge_score = np.asarray([scores[i.id] for i in items], dtype=np.float64)
         raters = sorted({lab.rater or f"rater{k}" for i in items for k, lab in enumerate(i.labels)})
@@ -693,10 +724,16 @@ class _Data:
             ratings[0, col] = mapping.to_human(scores[item.id])
             for k, label in enumerate(item.labels):
                 ratings[1 + raters.index(label.rater or f"rater{k}"), col] = label.value
+        assert rubric.decision is not None
+        higher = rubric.decision.higher_is_positive
         probability = None
-        if rubric.kind == "continuous" and rubric.score_range == (0.0, 1.0):
-            assert rubric.decision is not None
-            probability = judge_score if rubric.decision.higher_is_positive else 1.0 - judge_score
+        if items and all(i.id in probabilities for i in items):
+            probability = np.asarray([probabilities[i.id] for i in items], dtype=np.float64)
+        elif rubric.kind == "continuous" and rubric.score_range == (0.0, 1.0):
+            probability = judge_score if higher else 1.0 - judge_score
+        ranking = (
+            probability if probability is not None else (judge_score if higher else -judge_score)
+        )
         return cls_(
             items=list(items),
             judge_score=judge_score,
@@ -710,6 +747,7 @@ class _Data:
             clusters=[i.prompt if cluster == "prompt" else i.id for i in items],
             grid=tuple(sorted({v for i in items for v in i.human_scores})),
             probability=probability,
+            ranking=ranking,
         )
 
     @property
@@ -726,7 +764,7 @@ class _Data:
         return _Binary(
             truth=np.asarray([decisions[k] for k in keep], dtype=np.int64),
             judge=np.asarray([self.judge_codes[k] for k in keep], dtype=np.int64),
-            score=self.judge_score[keep],
+            score=self.ranking[keep],
             probability=None if self.probability is None else self.probability[keep],
             response_length=np.asarray(
                 [len(self.items[k].response) for k in keep], dtype=np.float64
