@@ -14,6 +14,8 @@ other inputs (a repeated response, a rewritten rubric), and refuses such a probe
 (:func:`judgeprobe.probes.runner.check_recorded`). Ids in the file that are not in the dataset,
 and items with no recorded verdict, are counted and listed in the judge's description (so in
 the card); an item without a verdict gets an error verdict, which the probes count and leave out.
+Items identical in the rubric's inputs make one request, so they share one verdict: that of the
+first of them in the dataset.
 """
 
 from __future__ import annotations
