@@ -9,7 +9,9 @@ than the baselines and fail, and planted label noise q is recovered within the r
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ from sklearn.metrics import (
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import HumanLabel, PointwiseItem
+from judgeprobe.data.pyrit import load_pyrit_csv
 from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
@@ -267,3 +270,24 @@ def test_interval_alpha_by_hand() -> None:
     # units (1, 1), (2, 2), (3, 4): D_o = 2 / 6, D_e = 82 / 30, alpha = 1 - 10 / 82 = 36 / 41
     ratings = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 4.0]])
     assert math.isclose(cls.alpha(ratings, "interval"), 36 / 41)
+
+
+# -- real data: PyRIT's harm set with three raters ----------------------------------------------
+DATA = Path(
+    os.environ.get("JUDGEPROBE_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
+
+
+def test_on_pyrit_violence_with_three_raters_a_copy_passes_and_a_length_rule_fails() -> None:
+    path = DATA / "pyrit_scorer_evals" / "harm" / "violence_multi_score.csv"
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path} (set JUDGEPROBE_DATA to the data folder)")
+    data = [i for i in load_pyrit_csv(path).items if isinstance(i, PointwiseItem)]
+    mean = {i.response: i.human_mean for i in data}
+    toxicity = builtin_rubric("toxicity")
+    copy = run(data, lambda r: float(mean[r.field_map["response"]] or 0.0), toxicity)
+    assert copy.finding("human_loo_accuracy").estimate.n > 0
+    assert gated(copy)["judge_minus_best_baseline_balanced_accuracy"] == "pass"
+    by_length = run(data, lambda r: float(len(r.field_map["response"]) > 1500), toxicity)
+    assert gated(by_length)["judge_minus_best_baseline_balanced_accuracy"] != "pass"
