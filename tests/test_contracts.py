@@ -28,6 +28,7 @@ from judgeprobe.stats import InvalidParameterError
 
 # -- probe parameters ----------------------------------------------------------------------------
 INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
+    "agreement": ("confidence_level", "n_resamples"),
     "bypass": ("confidence_level", "n_resamples"),
     "cluster": ("confidence_level", "n_resamples"),
     "human_agreement": ("confidence_level", "n_resamples"),
@@ -106,6 +107,7 @@ def test_every_probe_is_made_with_its_default_interval_options(name: str) -> Non
 
 # -- the public API ------------------------------------------------------------------------------
 PROBE_CLASSES = [
+    "AgreementProbe",
     "BypassProbe",
     "ClusterProbe",
     "HumanAgreementProbe",

@@ -225,11 +225,11 @@ def test_each_probe_brings_its_findings_figures_and_call_counts(example: Path) -
     assert card["usage"]["engine"]["called"] == sum(p["usage"]["calls"] for p in card["probes"])
 
 
-def test_probes_are_grouped_by_kind_in_checklist_order(example: Path) -> None:
+def test_probes_are_grouped_by_kind_agreement_with_humans_first(example: Path) -> None:
     card = build_card(example)
     kinds = [p["kind"] for p in card["probes"]]
-    assert kinds == ["invariance", "invariance", "agreement", "null"]
-    assert [k["kind"] for k in card["summary"]["kinds"]] == ["invariance", "agreement", "null"]
+    assert kinds == ["agreement", "invariance", "invariance", "null"]
+    assert [k["kind"] for k in card["summary"]["kinds"]] == ["agreement", "invariance", "null"]
 
 
 # -- statuses and thresholds ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from judgeprobe.verdict import Verdict, VerdictStatus
 if TYPE_CHECKING:
     from judgeprobe.audit import AuditConfig, run_audit
     from judgeprobe.probes import (
+        AgreementProbe,
         BypassProbe,
         ClusterProbe,
         Finding,
@@ -41,6 +42,7 @@ _LAZY = {
     "Estimate": "judgeprobe.stats",
     **dict.fromkeys(
         (
+            "AgreementProbe",
             "BypassProbe",
             "ClusterProbe",
             "Finding",
@@ -75,6 +77,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AgreementProbe",
     "AuditConfig",
     "Budget",
     "BypassProbe",

@@ -36,6 +36,7 @@ from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore, run_blocki
 from judgeprobe.engine.lock import StoreLock
 from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.judges.base import Judge
+from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import (
     ProbeResult,
@@ -298,6 +299,8 @@ async def run_audit_async(
         ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
+        if isinstance(judge, RecordedJudge):
+            judge.bind([item for plan in plans for item in plan.items])
         for plan in plans:
             check_probe(plan.probe, plan.items, judge, plan.rubric, seed=config.seed)
         try:

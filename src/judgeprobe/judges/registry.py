@@ -9,6 +9,7 @@ spec                               judge
 ``profanity``                      the alt-profanity-check classifier
 ``transformers:MODEL_OR_PATH``     a sequence-classification model (reward model, classifier)
 ``python:MODULE:FUNCTION``         a Python function ``fn(request) -> score | label``
+``recorded:PATH``                  verdicts made elsewhere, read from a CSV / JSONL / Parquet
 =================================  ==========================================================
 
 Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the
@@ -62,6 +63,12 @@ def build_judge(spec: str, **options: Any) -> Judge:
         from judgeprobe.judges.callable import CallableJudge
 
         return _construct(CallableJudge, spec, _import_function(rest), **options)
+    if name == "recorded":
+        from judgeprobe.judges.recorded import RecordedJudge
+
+        if not rest:
+            raise ConfigError("judge spec 'recorded:' needs the path of a verdict file")
+        return _construct(RecordedJudge, spec, rest, **options)
     factory = _plugin(name)
     if factory is not None:
         judge = _construct(factory, spec, rest, **options)
@@ -70,7 +77,7 @@ def build_judge(spec: str, **options: Any) -> Judge:
         return judge
     raise ConfigError(
         f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
-        "transformers:MODEL, python:MODULE:FUNCTION, or an installed plugin"
+        "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, or an installed plugin"
     )
 
 

@@ -1,5 +1,6 @@
 """Probes: one reliability test each (plan + analyze), registered by name."""
 
+from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -24,6 +25,7 @@ from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.probes.runner import check_probe, run_probe, run_probe_sync
 
 __all__ = [
+    "AgreementProbe",
     "BypassProbe",
     "ClusterProbe",
     "FigureSpec",

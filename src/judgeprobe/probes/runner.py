@@ -8,6 +8,7 @@ from judgeprobe.data.items import Item
 from judgeprobe.engine.engine import CallStats, Engine, run_blocking
 from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError
 from judgeprobe.judges.base import Judge
+from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.probes.base import Probe, ProbeContext, ProbeResult, status_counts
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
@@ -90,9 +91,36 @@ def check_probe(
     Nothing is judged: an audit calls this for every probe before the first judge call.
     """
     try:
-        probe.check(items, probe_context(probe, judge, rubric, seed=seed))
+        ctx = probe_context(probe, judge, rubric, seed=seed)
+        probe.check(items, ctx)
+        if isinstance(judge, RecordedJudge):
+            check_recorded(probe, items, ctx, judge)
     except JudgeprobeError as exc:
         raise ConfigError(f"probes.{probe.name}: cannot run: {exc}") from exc
+
+
+def check_recorded(
+    probe: Probe, items: Sequence[Item], ctx: ProbeContext, judge: RecordedJudge
+) -> None:
+    """Raise unless every request ``probe`` plans asks about an item as it is.
+
+    Recorded verdicts cost nothing to look up, so the probe's rounds are planned here in full
+    with them; a request for anything else (a repeated response, a rewritten rubric) would
+    need a new judge call, which a recorded judge cannot make.
+    """
+    known: dict[str, Verdict] = {}
+    for _ in range(MAX_STAGES):
+        new = [r for r in probe.plan(items, ctx, known) if r.key not in known]
+        if not new:
+            return
+        foreign = [r for r in new if not judge.answers(r)]
+        if foreign:
+            raise ConfigError(
+                f"it needs {len(foreign)} new judge calls on inputs that are not the dataset's "
+                "items as they are; a recorded judge only answers those (use a live judge, or "
+                "a probe that needs no new calls, such as agreement)"
+            )
+        known.update((r.key, judge.lookup(r)) for r in new)
 
 
 def run_probe_sync(

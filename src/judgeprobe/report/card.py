@@ -24,7 +24,9 @@ from judgeprobe.report.redact import redact
 from judgeprobe.report.schema import CARD_VERSION
 from judgeprobe.report.text import fmt_number, humanize, slug
 
-KIND_ORDER = ("invariance", "directional", "agreement", "null")
+KIND_ORDER = ("agreement", "invariance", "directional", "null")
+"""The order of probes in the card: whether the judge agrees with people (and beats a trivial
+rule) is the first thing a reader needs, then the CheckList invariance and directional tests."""
 KIND_QUESTIONS = {
     "invariance": "Does the verdict stay put when something that should not matter changes?",
     "directional": "Does the verdict move the way it should when something that matters changes?",
@@ -479,7 +481,7 @@ def _summary(card: Mapping[str, Any]) -> dict[str, Any]:
         for finding in probe["findings"]
         if finding["headline"]
     ]
-    statements.sort(key=lambda s: STATUS_ORDER.index(s["status"]))
+    statements.sort(key=lambda s: (STATUS_ORDER.index(s["status"]), _kind_rank(str(s["kind"]))))
     counts = _counts(s["status"] for s in statements)
     counts["info"] = sum(p["counts"]["info"] for p in probes)
     overall = overall_status(card)

@@ -112,6 +112,9 @@ def _tested(tested: Mapping[str, Any]) -> list[str]:
         ("fingerprint", judge["fingerprint"]),
     ]
     rows += [(f"decoding: {k}", value_text(v)) for k, v in judge["decoding"].items()]
+    coverage = judge["description"].get("coverage")
+    if isinstance(coverage, Mapping):  # recorded verdicts: what the file and the data lack
+        rows += [(f"recorded: {k}", value_text(v)) for k, v in coverage.items()]
     lines += _table(("", ""), rows)
     lines += ["### Rubric", ""]
     lines += _table(
