@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -138,7 +138,12 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     >>> redact_text("GET https://u:pw@host/v1?api_key=abc&n=2 with key sk-1", ["sk-1"])
     'GET https://[redacted]@host/v1?api_key=[redacted]&n=2 with key [redacted]'
     """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+    return _redact(text, sorted({s for s in secrets if s}, key=len, reverse=True))
+
+
+def _redact(text: str, ordered: Sequence[str]) -> str:
+    """:func:`redact_text` with ``secrets`` already distinct, non-empty and longest first."""
+    for secret in ordered:
         if secret in text:
             text = text.replace(secret, REDACTED)
     if "@" in text and "://" in text:
@@ -209,7 +214,7 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every known secret and URL credential replaced by ``[redacted]``."""
-        return redact_text(text, self._secrets)
+        return _redact(text, self._secrets)
 
     def value(self, value: Any, *, names: bool = True) -> Any:
         """A copy of JSON-like ``value`` with every string redacted.

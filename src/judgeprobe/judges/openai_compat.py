@@ -138,6 +138,7 @@ class OpenAIJudge(BaseJudge):
         self.revision = revision
         self.extra_body = dict(extra_body or {})
         self.context_window = context_window
+        self._config_secrets = [*url_secrets(self.base_url), *mapping_secrets(self.extra_body)]
         self._url = f"{self.base_url}/chat/completions"
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSession] = (
             weakref.WeakKeyDictionary()
@@ -170,7 +171,7 @@ class OpenAIJudge(BaseJudge):
 
     def _secrets(self, key: str | None) -> list[str]:
         found = [key] if key else []
-        return [*found, *url_secrets(self.base_url), *mapping_secrets(self.extra_body)]
+        return [*found, *self._config_secrets]
 
     def count_tokens(self, request: Request) -> int | None:
         """A cheap estimate (4 characters per token), only when a context window is set."""

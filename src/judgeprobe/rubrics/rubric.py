@@ -134,7 +134,7 @@ class Rubric(BaseModel):
             raise ValueError("values must be finite numbers")
         return self
 
-    @property
+    @cached_property
     def score_range(self) -> tuple[float, float] | None:
         """The closed interval every valid score lies in; None where only finiteness is asked.
 
