@@ -888,6 +888,7 @@ def test_card_reports_inconclusive_findings_apart_and_never_as_failures(tmp_path
     assert (undecided["status"], undecided["certainty"]) == ("inconclusive", "borderline")
     assert undecided["needed_n"] == 800
     assert "inconclusive (fail >= 0.1, warn >= 0.05)" in undecided["sentence"]
+    assert "borderline: the 95% CI spans pass to fail" in undecided["sentence"]
     assert "roughly 800 more would likely decide it" in undecided["sentence"]
     assert overall_status(card) == "pass"
     assert card["summary"]["counts"]["inconclusive"] == 1

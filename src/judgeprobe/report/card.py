@@ -408,7 +408,8 @@ def certainty_phrase(finding: Mapping[str, Any]) -> str:
     if certainty == "borderline":
         threshold = _as_threshold(finding["threshold"])
         ends = {threshold.status(float(ci["low"])), threshold.status(float(ci["high"]))}
-        ordered = sorted(ends | {str(finding["status"])}, key=lambda s: SEVERITY.get(s, -1))
+        status = str(finding["status"])
+        ordered = sorted(ends | ({status} & set(SEVERITY)), key=SEVERITY.__getitem__)
         return f"borderline: the {level} CI spans {ordered[0]} to {ordered[-1]}"
     return "no confidence interval"
 
