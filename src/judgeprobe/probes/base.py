@@ -37,7 +37,8 @@ class Threshold:
 
     With ``higher_is_worse`` (flip rates, distances, bias), the estimate fails at or above ``fail``
     and warns at or above ``warn``; otherwise (agreement, accuracy) it fails at or below ``fail``
-    and warns at or below ``warn``.
+    and warns at or below ``warn``. :meth:`status` places one value; :meth:`decide` gives a
+    finding's status from its whole CI, which is what the card reports.
     """
 
     warn: float | None = None

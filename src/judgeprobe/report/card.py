@@ -37,8 +37,9 @@ KIND_QUESTIONS = {
 }
 SEVERITY = {"pass": 0, "warn": 1, "fail": 2}
 STATUS_ORDER = ("fail", "warn", "inconclusive", "n/a", "pass", "info")
-EVIDENCE_ORDER = ("fail", "warn", "inconclusive", "pass", "n/a", "info")
-"""Which finding speaks for a probe in the summary: the worst assessed one."""
+EVIDENCE_ORDER = ("fail", "warn", "pass", "inconclusive", "n/a", "info")
+"""Which finding speaks for a probe in the summary: the worst decided one (the probe's status),
+an inconclusive one only when none is decided."""
 DECODING_KEYS = (
     "temperature",
     "top_p",
