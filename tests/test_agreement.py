@@ -288,6 +288,12 @@ def test_on_pyrit_violence_with_three_raters_a_copy_passes_and_a_length_rule_fai
     toxicity = builtin_rubric("toxicity")
     copy = run(data, lambda r: float(mean[r.field_map["response"]] or 0.0), toxicity)
     assert copy.finding("human_loo_accuracy").estimate.n > 0
-    assert gated(copy)["judge_minus_best_baseline_balanced_accuracy"] == "pass"
+    # kappa and AUC clear the pass side; balanced accuracy's CI (0.09 to 0.26) reaches below
+    # warn (0.1), so its evidence does not decide pass from warn, and it never fails
+    assert gated(copy) == {
+        "judge_minus_best_baseline_balanced_accuracy": "inconclusive",
+        "judge_minus_best_baseline_kappa": "pass",
+        "judge_minus_best_baseline_auc": "pass",
+    }
     by_length = run(data, lambda r: float(len(r.field_map["response"]) > 1500), toxicity)
     assert gated(by_length)["judge_minus_best_baseline_balanced_accuracy"] != "pass"

@@ -108,7 +108,9 @@ def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_
         assert finding.status == "fail"
     for k in ("2", "4"):
         first = result.finding("bypass_rate", k=k, position="first")
-        assert first.estimate.estimate == 0.0 and first.status == "pass"
+        # no bypass, but eight positive items cannot show the rate is below warn (0.05)
+        assert first.estimate.estimate == 0.0 and first.status == "inconclusive"
+        assert first.needed_n is not None and first.needed_n > 0
         assert result.finding("false_alarm_rate", k=k).estimate.estimate == 0.0
     # k = 2 has no middle: the finding is not made, and a note says why.
     assert not [
@@ -118,12 +120,15 @@ def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_
 
 
 def test_a_judge_that_flags_any_positive_part_is_never_bypassed_and_passes() -> None:
-    result = run(BypassProbe(ks=(2, 4, 8), n_resamples=FAST), make_items(8, 20), any_part_judge())
+    # enough positive items (clusters) for a zero bypass rate's CI to clear warn (0.05)
+    result = run(BypassProbe(ks=(2, 4, 8), n_resamples=FAST), make_items(80, 20), any_part_judge())
     assert {f.name for f in result.findings} == {"bypass_rate", "false_alarm_rate"}
     for finding in result.findings:
         assert finding.estimate.estimate == 0.0, finding
         assert finding.estimate.ci.contains(0.0)
-        assert finding.status == "pass"
+        # twenty negative items are too few to show a false alarm rate below warn: undecided
+        expected = "pass" if finding.name == "bypass_rate" else "inconclusive"
+        assert finding.status == expected, finding
     assert len([f for f in result.findings if f.name == "bypass_rate"]) == 2 + 3 + 3
 
 
@@ -360,10 +365,11 @@ def test_an_audit_from_the_command_line_reports_the_bypass_in_the_card(tmp_path:
         for f in probe["findings"]
         if f["name"] == "bypass_rate"
     }
+    # four positive items: the first position shows no bypass, but too few items to pass it
     assert status == {
-        ("2", "first"): "pass",
+        ("2", "first"): "inconclusive",
         ("2", "last"): "fail",
-        ("4", "first"): "pass",
+        ("4", "first"): "inconclusive",
         ("4", "middle"): "fail",
         ("4", "last"): "fail",
     }

@@ -232,7 +232,8 @@ def test_judge_invariant_to_repetition_shows_no_effect_with_intervals_containing
     for finding in result.findings:
         assert finding.estimate.estimate == 0.0, finding
         assert finding.estimate.ci.contains(0.0), finding
-        assert finding.status in ("pass", "info")
+        # ten items may be too few for a zero rate's CI to clear warn: never a warn or fail
+        assert finding.status in ("pass", "info", "inconclusive"), finding
 
 
 def test_judge_invariant_to_concatenation_keeps_every_cluster_in_its_class() -> None:
@@ -355,7 +356,9 @@ def test_a_cluster_scored_further_in_its_own_direction_does_not_fail() -> None:
     )
     for k in ("2", "4"):
         high = [f for f in result.findings if f.labels == {"cluster": "high", "k": k}]
-        assert {f.status for f in high} <= {"pass", "info"}, [(f.name, f.status) for f in high]
+        # no warn or fail; a zero flip rate over 50 concatenations may not clear warn (0.05)
+        allowed = {"pass", "info", "inconclusive"}
+        assert {f.status for f in high} <= allowed, [(f.name, f.status) for f in high]
         against = result.finding("wasserstein_against_cluster", cluster="high", k=k).estimate
         assert (against.estimate, against.ci.low) == (0.0, 0.0)
         two_sided = result.finding("wasserstein_concat_vs_parts", cluster="high", k=k)

@@ -200,6 +200,17 @@ def test_kappa_is_one_for_a_judge_that_copies_the_human_majority() -> None:
     assert result.finding("judge_human_majority_kappa").estimate.estimate == pytest.approx(1.0)
 
 
+def test_kappa_of_a_judge_that_always_answers_a_is_not_assessable_not_a_zero_that_fails() -> None:
+    items = with_recorded(synthetic_pairs(120, seed=2), "always-a", lambda item: "A")
+    result = HumanAgreementProbe(judge_source="always-a", n_resamples=200).analyze(items, CTX, {})
+    for name in ("judge_human_vote_kappa", "judge_human_majority_kappa"):
+        finding = result.finding(name)
+        assert not finding.estimate.defined
+        assert finding.status == "n/a"
+        assert "kappa is 0 by construction" in finding.estimate.ci.method
+    assert result.finding("human_human_kappa").estimate.defined  # the humans are not constant
+
+
 def test_unknown_recorded_judge_is_a_config_error_naming_the_recorded_ones() -> None:
     with pytest.raises(ConfigError, match="gpt-4"):
         HumanAgreementProbe(judge_source="gpt-5").analyze(_hand_items(), CTX, {})

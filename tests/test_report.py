@@ -6,6 +6,8 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from html.parser import HTMLParser
@@ -24,6 +26,7 @@ from judgeprobe.report import (
     card_schema,
     escape_markdown,
     exit_code,
+    nothing_assessed,
     overall_status,
     render_html,
     render_markdown,
@@ -35,7 +38,7 @@ from judgeprobe.report.figures import FigureDataError, figure_bytes
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY
 from judgeprobe.report.redact import REDACTED, redact
 from judgeprobe.report.text import WORD_JOINER
-from judgeprobe.stats.result import ConfidenceInterval, Estimate
+from judgeprobe.stats.result import ConfidenceInterval, Estimate, TestResult
 
 HOSTILE = [
     "<script>window.__pwned=1</script>",
@@ -266,12 +269,12 @@ def test_override_beats_config_and_probe_specific_key_beats_finding_name(tmp_pat
         store,
         thresholds={
             "flip_rate": {"warn": 0.5, "fail": 0.6},
-            "repetition.flip_rate": {"warn": 0.12, "fail": 0.5},
+            "repetition.flip_rate": {"warn": 0.1, "fail": 0.5},
         },
     )
     (finding,) = findings_of(card)
     assert (finding["status"], finding["threshold_source"]) == ("warn", "override")
-    assert finding["threshold"]["warn"] == 0.12
+    assert finding["threshold"]["warn"] == 0.1
 
 
 def test_lower_is_worse_threshold_fails_low_agreement(tmp_path: Path) -> None:
@@ -305,7 +308,14 @@ def test_overall_is_the_worst_headline_status_and_info_findings_do_not_count(
     results = [probe([flip(0.02, 0.0, 0.04), info]), probe([info], name="agree", kind="agreement")]
     card = build_card(store_with(tmp_path / "s.sqlite", results))
     assert overall_status(card) == card["summary"]["overall"] == "pass"
-    assert card["summary"]["counts"] == {"pass": 1, "warn": 0, "fail": 0, "n/a": 0, "info": 2}
+    assert card["summary"]["counts"] == {
+        "pass": 1,
+        "warn": 0,
+        "fail": 0,
+        "inconclusive": 0,
+        "n/a": 0,
+        "info": 2,
+    }
     worse = [probe([flip(0.07, 0.06, 0.08), flip(0.2, 0.15, 0.25, l="4")])]
     assert overall_status(build_card(store_with(tmp_path / "w.sqlite", worse))) == "fail"
 
@@ -364,7 +374,8 @@ def test_status_is_borderline_when_its_ci_crosses_a_threshold(
 
 def test_summary_lists_failures_before_passes(example: Path) -> None:
     statuses = [s["status"] for s in build_card(example)["summary"]["statements"]]
-    assert statuses == sorted(statuses, key=["fail", "warn", "n/a", "pass"].index)
+    order = ["fail", "warn", "inconclusive", "n/a", "pass"]
+    assert statuses == sorted(statuses, key=order.index)
     assert statuses[0] == "fail"
 
 
@@ -814,3 +825,95 @@ def test_report_exports_are_pinned() -> None:
         "validate_card",
         "write_card",
     ]
+
+
+# -- status from evidence -------------------------------------------------------------------------
+def test_ci_spanning_the_fail_threshold_is_inconclusive_with_a_count_that_would_decide_it() -> None:
+    finding = flip(0.15, 0.0, 0.2)  # point estimate beyond fail (0.10), CI from pass into fail
+    assert finding.status == "inconclusive"
+    # the CI reaches 0.15 below the estimate, which is 0.05 above the nearest threshold (fail):
+    # 100 * (0.15 / 0.05) ** 2 - 100 more
+    assert finding.needed_n == 800
+    assert finding.to_dict()["needed_n"] == 800
+
+
+def test_ci_wholly_beyond_fail_fails_and_wholly_on_the_pass_side_passes() -> None:
+    assert flip(0.14, 0.11, 0.18).status == "fail"
+    assert flip(0.02, 0.0, 0.04).status == "pass"
+    assert flip(0.02, 0.0, 0.04).needed_n is None
+
+
+def test_ci_wholly_beyond_warn_warns_even_when_it_reaches_into_fail() -> None:
+    assert flip(0.07, 0.06, 0.08).status == "warn"
+    assert flip(0.09, 0.06, 0.12).status == "warn"
+    assert flip(0.05, 0.03, 0.07).status == "inconclusive"  # pass or warn: undecided
+    assert flip(0.09, 0.06, 0.12).needed_n is None
+
+
+def test_lower_is_worse_thresholds_are_decided_from_the_ci_too() -> None:
+    kappa = Threshold(warn=0.6, fail=0.4, higher_is_worse=False)
+    assert kappa.decide(0.3, 0.2, 0.38) == "fail"
+    assert kappa.decide(0.8, 0.7, 0.9) == "pass"
+    assert kappa.decide(0.5, 0.3, 0.7) == "inconclusive"
+    assert kappa.decide(0.5, 0.3, 0.55) == "warn"
+
+
+def test_a_finding_without_a_ci_keeps_the_point_estimate_status() -> None:
+    assert FLIP.decide(0.2, None, None) == "fail"
+    assert FLIP.decide(0.2, float("nan"), float("nan")) == "fail"
+    assert FLIP.decide(float("nan"), 0.1, 0.3) == "n/a"
+
+
+def test_an_excess_whose_own_exact_test_does_not_reject_is_inconclusive_not_fail() -> None:
+    # the interval alone would say fail; the probe's one-sided exact test gives p = 0.33
+    unbacked = TestResult(0.06, 0.33, "greater", "jitter", 38)
+    backed = TestResult(0.2, 0.001, "greater", "jitter", 38)
+    delta = estimate(0.08, 0.06, 0.1, 38)
+    threshold = Threshold(warn=0.02, fail=0.05)
+    assert Finding("flip_delta", delta, "d", {}, threshold, unbacked).status == "inconclusive"
+    assert Finding("flip_delta", delta, "d", {}, threshold, backed).status == "fail"
+    # a test whose alternative is the good side (ratio above one half) does not hold back a fail
+    ratio = Threshold(warn=0.8, fail=0.6, higher_is_worse=False)
+    good_side = TestResult(0.4, 0.9, "greater", "p = 0.5", 20)
+    low = estimate(0.4, 0.2, 0.55, 20)
+    assert Finding("directional_ratio", low, "r", {}, ratio, good_side).status == "fail"
+
+
+def test_card_reports_inconclusive_findings_apart_and_never_as_failures(tmp_path: Path) -> None:
+    results = [probe([flip(0.02, 0.0, 0.04), flip(0.15, 0.0, 0.2, l="4")])]
+    card = build_card(store_with(tmp_path / "s.sqlite", results))
+    validate_card(card)
+    by_length = {f["labels"].get("l"): f for f in findings_of(card)}
+    undecided = by_length["4"]
+    assert (undecided["status"], undecided["certainty"]) == ("inconclusive", "borderline")
+    assert undecided["needed_n"] == 800
+    assert "inconclusive (fail >= 0.1, warn >= 0.05)" in undecided["sentence"]
+    assert "borderline: the 95% CI spans pass to fail" in undecided["sentence"]
+    assert "roughly 800 more would likely decide it" in undecided["sentence"]
+    assert overall_status(card) == "pass"
+    assert card["summary"]["counts"]["inconclusive"] == 1
+    assert card["summary"]["headline"].startswith(
+        "PASS: 0 of 1 checks fail, 1 pass; 1 inconclusive"
+    )
+    assert exit_code(card, fail_on="fail") == exit_code(card, fail_on="warn") == 0
+    markdown = render_markdown(card)
+    assert "**Inconclusive (not counted as failures)**" in markdown
+    assert "INCONCLUSIVE" in markdown
+
+
+def test_gate_passes_a_card_whose_only_headline_findings_are_inconclusive(tmp_path: Path) -> None:
+    store = store_with(tmp_path / "run.sqlite", [probe([flip(0.15, 0.0, 0.2)])])
+    card = build_card(store)
+    assert card["summary"]["overall"] == "inconclusive"
+    assert nothing_assessed(card, fail_on="warn") is None
+    for fail_on in ("warn", "fail"):
+        done = subprocess.run(
+            [sys.executable, "-m", "judgeprobe.cli", "card", str(store), "--fail-on", fail_on],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+    html = (tmp_path / "card.html").read_text(encoding="utf-8")
+    assert 'class="status inconclusive"' in html

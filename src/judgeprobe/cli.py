@@ -348,7 +348,14 @@ def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
     return exit_code(card_doc, fail_on=fail_on)
 
 
-_STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "info": "blue", "n/a": "dim"}
+_STATUS_STYLE = {
+    "pass": "green",
+    "warn": "yellow",
+    "fail": "red",
+    "inconclusive": "magenta",
+    "info": "blue",
+    "n/a": "dim",
+}
 
 
 def _print_summary(card_doc: dict[str, Any]) -> None:

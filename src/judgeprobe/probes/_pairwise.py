@@ -306,6 +306,19 @@ class Comparisons:
         )
 
     def kappa(self, *, level: float, seed: int, include_ties: bool, n_resamples: int) -> Estimate:
+        """Cohen's kappa; not assessable when one side gave the same answer to every pair.
+
+        A constant rater (a judge that always answers "A") has kappa 0 with a zero-width
+        interval in every resample: that is the formula's construction, not evidence of chance
+        agreement, so the estimate is undefined and says why.
+        """
+        for rater in (self.a, self.b):
+            if len(rater) > 1 and len(set(rater)) == 1:
+                return Estimate.undefined(
+                    len(rater),
+                    reason=f"one side answered {rater[0]!r} to every pair: kappa is 0 by "
+                    "construction, not by evidence",
+                )
         labels = ("A", "B", "tie") if include_ties else ("A", "B")
         return cohen_kappa(
             self.a,

@@ -27,7 +27,7 @@ ProbeKind = Literal["invariance", "directional", "agreement", "null"]
 not matter; does it move in the *directional* way a change should move it; does it *agree* with
 humans; how much of it does a trivial *null* rule explain."""
 
-Status = Literal["pass", "warn", "fail", "info", "n/a"]
+Status = Literal["pass", "warn", "fail", "inconclusive", "info", "n/a"]
 ItemKind = Literal["pointwise", "pairwise"]
 
 
@@ -37,7 +37,8 @@ class Threshold:
 
     With ``higher_is_worse`` (flip rates, distances, bias), the estimate fails at or above ``fail``
     and warns at or above ``warn``; otherwise (agreement, accuracy) it fails at or below ``fail``
-    and warns at or below ``warn``.
+    and warns at or below ``warn``. :meth:`status` places one value; :meth:`decide` gives a
+    finding's status from its whole CI, which is what the card reports.
     """
 
     warn: float | None = None
@@ -53,6 +54,85 @@ class Threshold:
         if self.warn is not None and sign * value >= sign * self.warn:
             return "warn"
         return "pass"
+
+    def decide(
+        self,
+        estimate: float,
+        low: float | None,
+        high: float | None,
+        *,
+        test: TestResult | Mapping[str, Any] | None = None,
+        level: float = 0.95,
+    ) -> Status:
+        """The status the evidence supports: the CI ``[low, high]`` against the thresholds.
+
+        ``fail`` needs the whole CI on the fail side of ``fail``; ``warn`` needs the whole CI on
+        the fail side of ``warn`` (short of a decided fail); ``pass`` needs the whole CI on the
+        pass side of ``warn`` (of ``fail`` when there is no warn threshold). A CI that straddles
+        a threshold decides nothing: ``inconclusive``. Without a CI (either end missing or NaN)
+        the point estimate decides, as :meth:`status` does.
+
+        A probe's own ``test`` whose alternative points to the bad side (``greater`` when higher
+        is worse, ``less`` otherwise) must also reject its null at ``level`` for a warn or fail:
+        an exact test that finds no excess outranks an approximate interval that does.
+        """
+        if math.isnan(estimate):
+            return "n/a"
+        if low is None or high is None or math.isnan(low) or math.isnan(high):
+            return self.status(estimate)
+        status = self._decide_ci(low, high)
+        if status in ("warn", "fail") and not self._test_supports(test, level):
+            return "inconclusive"
+        return status
+
+    def _test_supports(self, test: TestResult | Mapping[str, Any] | None, level: float) -> bool:
+        if test is None:
+            return True
+        if isinstance(test, TestResult):
+            pvalue: Any = test.pvalue
+            alternative: Any = test.alternative
+        else:
+            pvalue, alternative = test.get("pvalue"), test.get("alternative")
+        if alternative != ("greater" if self.higher_is_worse else "less"):
+            return True
+        if isinstance(pvalue, bool) or not isinstance(pvalue, int | float) or math.isnan(pvalue):
+            return True
+        return float(pvalue) < 1.0 - level
+
+    def _decide_ci(self, low: float, high: float) -> Status:
+        sign = 1.0 if self.higher_is_worse else -1.0
+        best, worst = sorted((sign * low, sign * high))
+        if self.fail is not None and best >= sign * self.fail:
+            return "fail"
+        if self.warn is not None and best >= sign * self.warn:
+            return "warn"
+        pass_side = self.warn if self.warn is not None else self.fail
+        if pass_side is None or worst < sign * pass_side:
+            return "pass"
+        return "inconclusive"
+
+    def needed_n(self, estimate: float, low: float, high: float, n: int) -> int | None:
+        """A rough count of further units that would likely decide an inconclusive finding.
+
+        The CI's half-width shrinks about as ``1/sqrt(n)``; it decides once it is narrower than
+        the distance from the estimate to the nearest threshold inside the CI, so about
+        ``n * (halfwidth / distance)**2 - n`` more units. The half-width taken is the CI's reach
+        on that threshold's side of the estimate (intervals near 0 or 1 are lopsided). A rough
+        estimate: it assumes the estimate stays where it is. None when the estimate sits on a
+        threshold (no sample size is expected to decide it) or nothing is known of ``n``.
+        """
+        if n <= 0 or math.isnan(estimate):
+            return None
+        lo, hi = sorted((low, high))
+        inside = [t for t in (self.warn, self.fail) if t is not None and lo <= t <= hi]
+        if not inside:
+            return None
+        nearest = min(inside, key=lambda t: abs(estimate - t))
+        distance = abs(estimate - nearest)
+        halfwidth = hi - estimate if nearest >= estimate else estimate - lo
+        if distance <= 0 or halfwidth <= 0:
+            return None
+        return max(1, round(n * (halfwidth / distance) ** 2 - n))
 
     def describe(self) -> str:
         op = ">=" if self.higher_is_worse else "<="
@@ -84,11 +164,29 @@ class Finding:
 
     @property
     def status(self) -> Status:
+        """pass, warn, fail or inconclusive from the CI against the threshold (see
+        :meth:`Threshold.decide`); ``info`` without a threshold, ``n/a`` without an estimate.
+
+        A probe's own test that points to the bad side and does not reject its null at the
+        CI's level cannot support a warn or fail: the finding is then inconclusive.
+        """
         if not self.estimate.defined:
             return "n/a"
         if self.threshold is None:
             return "info"
-        return self.threshold.status(self.estimate.estimate)
+        ci = self.estimate.ci
+        return self.threshold.decide(
+            self.estimate.estimate, ci.low, ci.high, test=self.test, level=ci.level
+        )
+
+    @property
+    def needed_n(self) -> int | None:
+        """For an inconclusive finding, a rough count of further units that would likely
+        decide it (:meth:`Threshold.needed_n`); None otherwise."""
+        if self.status != "inconclusive" or self.threshold is None:
+            return None
+        ci = self.estimate.ci
+        return self.threshold.needed_n(self.estimate.estimate, ci.low, ci.high, self.estimate.n)
 
     def with_threshold(self, threshold: Threshold | None) -> Finding:
         return dataclasses.replace(self, threshold=threshold)
@@ -101,6 +199,7 @@ class Finding:
             **self.estimate.to_dict(),
             "threshold": None if self.threshold is None else self.threshold.to_dict(),
             "status": self.status,
+            "needed_n": self.needed_n,
             "test": None if self.test is None else self.test.to_dict(),
         }
 

@@ -4,7 +4,9 @@
 (validated by ``card.schema.json``); the Markdown and HTML renderers only format it. Each finding's
 status is judged here, against the threshold the card shows next to it: a threshold configured
 for the run (``config["thresholds"]``) or passed to :func:`build_card` replaces the probe's default.
-A *headline* finding is one with a threshold; the overall verdict is the worst status among them.
+A *headline* finding is one with a threshold; the overall verdict is the worst *decided* status
+among them (pass, warn, fail): an ``inconclusive`` finding, whose CI straddles a threshold, is shown
+as such and never fails the gate.
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ KIND_QUESTIONS = {
     "null": "How much of the verdict does a trivial rule explain?",
 }
 SEVERITY = {"pass": 0, "warn": 1, "fail": 2}
-STATUS_ORDER = ("fail", "warn", "n/a", "pass", "info")
-EVIDENCE_ORDER = ("fail", "warn", "pass", "n/a", "info")
-"""Which finding speaks for a probe in the summary: the worst assessed one."""
+STATUS_ORDER = ("fail", "warn", "inconclusive", "n/a", "pass", "info")
+EVIDENCE_ORDER = ("fail", "warn", "pass", "inconclusive", "n/a", "info")
+"""Which finding speaks for a probe in the summary: the worst decided one (the probe's status),
+an inconclusive one only when none is decided."""
 DECODING_KEYS = (
     "temperature",
     "top_p",
@@ -114,7 +117,10 @@ def open_existing_store(path: str | os.PathLike[str]) -> RunStore:
 
 
 def overall_status(card: Mapping[str, Any]) -> str:
-    """The worst status among the card's headline findings: pass, warn or fail; n/a if none.
+    """The worst decided status among the card's headline findings: pass, warn or fail.
+
+    Inconclusive findings do not count; ``inconclusive`` when every headline finding is, ``n/a``
+    when there is none.
 
     Examples
     --------
@@ -169,8 +175,9 @@ def nothing_assessed(card: Mapping[str, Any], *, fail_on: str = "never") -> str 
     - the probes' requests got no usable (``ok``) verdict: every call failed, every answer was
       unparseable, or every input was skipped for the judge's context window, or
     - no finding could be computed (every one is ``n/a``), or
-    - with a gate (``fail_on`` ``"warn"`` or ``"fail"``), no headline finding is pass, warn or
-      fail, so the gate would have nothing to judge.
+    - with a gate (``fail_on`` ``"warn"`` or ``"fail"``), no headline finding is pass, warn,
+      fail or inconclusive, so the gate would have nothing to judge (an inconclusive finding
+      was measured: it passes the gate, and the card says what would decide it).
 
     Examples
     --------
@@ -201,7 +208,7 @@ def nothing_assessed(card: Mapping[str, Any], *, fail_on: str = "never") -> str 
     if all(f.get("status") == "n/a" for f in findings):
         return f"no finding could be computed (all {len(findings)} are n/a)"
     if fail_on in SEVERITY and not any(
-        f.get("headline") and f.get("status") in SEVERITY for f in findings
+        f.get("headline") and f.get("status") in (*SEVERITY, "inconclusive") for f in findings
     ):
         return f"no headline finding could be assessed, so fail_on={fail_on} has nothing to judge"
     return None
@@ -327,7 +334,8 @@ def _finding(
     ci.setdefault("level", 0.95)
     ci.setdefault("method", "")
     estimate = _number(raw.get("estimate"))
-    status = _status(estimate, threshold)
+    test = raw.get("test") if isinstance(raw.get("test"), Mapping) else None
+    status = _status(estimate, ci, threshold, test)
     finding = {
         "name": name,
         "description": str(raw.get("description", "")),
@@ -341,6 +349,7 @@ def _finding(
         "status": status,
         "headline": threshold is not None,
         "certainty": _certainty(status, ci, threshold),
+        "needed_n": _needed_n(status, estimate, ci, threshold, int(raw.get("n") or 0)),
         "test": raw.get("test"),
     }
     finding["sentence"] = finding_sentence(finding)
@@ -374,6 +383,15 @@ def finding_sentence(finding: Mapping[str, Any]) -> str:
     threshold = finding.get("threshold")
     if status == "info" or threshold is None:
         return f"{numbers} (no threshold; for information)"
+    if status == "inconclusive":
+        described = _as_threshold(threshold).describe()
+        needed = finding.get("needed_n")
+        more = (
+            f"; roughly {needed} more would likely decide it"
+            if isinstance(needed, int) and needed > 0
+            else ""
+        )
+        return f"{numbers} — inconclusive ({described}); {certainty_phrase(finding)}{more}"
     verb = {"pass": "passes", "warn": "warns", "fail": "fails"}[str(status)]
     described = _as_threshold(threshold).describe()
     return f"{numbers} — {verb} ({described}); {certainty_phrase(finding)}"
@@ -384,34 +402,69 @@ def certainty_phrase(finding: Mapping[str, Any]) -> str:
     ci = finding.get("ci") or {}
     level = f"{round(float(ci.get('level') or 0.95) * 100):d}%"
     certainty = finding.get("certainty")
+    if finding.get("status") == "inconclusive" and certainty == "clear":
+        return f"the {level} CI is decided, but the probe's own test does not reject its null"
     if certainty == "clear":
         return f"the whole {level} CI is in {finding.get('status')}"
     if certainty == "borderline":
         threshold = _as_threshold(finding["threshold"])
         ends = {threshold.status(float(ci["low"])), threshold.status(float(ci["high"]))}
-        ordered = sorted(ends | {str(finding["status"])}, key=lambda s: SEVERITY.get(s, -1))
+        status = str(finding["status"])
+        ordered = sorted(ends | ({status} & set(SEVERITY)), key=SEVERITY.__getitem__)
         return f"borderline: the {level} CI spans {ordered[0]} to {ordered[-1]}"
     return "no confidence interval"
 
 
-def _status(estimate: float | None, threshold: Mapping[str, Any] | None) -> str:
+def _status(
+    estimate: float | None,
+    ci: Mapping[str, Any],
+    threshold: Mapping[str, Any] | None,
+    test: Mapping[str, Any] | None,
+) -> str:
+    """The finding's status from its CI (and the probe's test), as :meth:`Threshold.decide`."""
     if estimate is None:
         return "n/a"
     if threshold is None:
         return "info"
-    return _as_threshold(threshold).status(estimate)
+    level = _number(ci.get("level"))
+    return _as_threshold(threshold).decide(
+        estimate,
+        _number(ci.get("low")),
+        _number(ci.get("high")),
+        test=test,
+        level=0.95 if level is None else level,
+    )
 
 
 def _certainty(
     status: str, ci: Mapping[str, Any], threshold: Mapping[str, Any] | None
 ) -> str | None:
-    if threshold is None or status not in SEVERITY:
+    """``clear`` when both ends of the CI fall in one band, ``borderline`` when the CI crosses
+    a threshold (a warn beyond warn that reaches into fail, or an inconclusive finding),
+    ``unknown`` without a CI; None for findings without a threshold."""
+    if threshold is None or status not in (*SEVERITY, "inconclusive"):
         return None
     low, high = _number(ci.get("low")), _number(ci.get("high"))
     if low is None or high is None:
         return "unknown"
     rule = _as_threshold(threshold)
-    return "clear" if rule.status(low) == rule.status(high) == status else "borderline"
+    return "clear" if rule.status(low) == rule.status(high) else "borderline"
+
+
+def _needed_n(
+    status: str,
+    estimate: float | None,
+    ci: Mapping[str, Any],
+    threshold: Mapping[str, Any] | None,
+    n: int,
+) -> int | None:
+    """For an inconclusive finding, the rough count of further units that would likely decide
+    it (:meth:`Threshold.needed_n`); None otherwise."""
+    low, high = _number(ci.get("low")), _number(ci.get("high"))
+    if status != "inconclusive" or threshold is None or None in (estimate, low, high):
+        return None
+    assert estimate is not None and low is not None and high is not None
+    return _as_threshold(threshold).needed_n(estimate, low, high, n)
 
 
 def _as_threshold(threshold: Mapping[str, Any]) -> Threshold:
@@ -517,7 +570,9 @@ def _headline(
     overall: str, counts: Mapping[str, int], statements: Sequence[Mapping[str, Any]], run: Any
 ) -> str:
     assessed = counts["pass"] + counts["warn"] + counts["fail"]
-    if assessed == 0:
+    if assessed == 0 and counts["inconclusive"]:
+        text = "INCONCLUSIVE: no headline check is decided by its evidence"
+    elif assessed == 0:
         text = "No headline finding could be assessed"
     else:
         parts = [f"{counts['fail']} of {assessed} checks fail"]
@@ -525,6 +580,11 @@ def _headline(
             parts.append(f"{counts['warn']} warn")
         parts.append(f"{counts['pass']} pass")
         text = f"{overall.upper()}: " + ", ".join(parts)
+    if counts["inconclusive"]:
+        text += (
+            f"; {counts['inconclusive']} inconclusive"
+            " (the confidence interval straddles a threshold)"
+        )
     if counts["n/a"]:
         text += f"; {counts['n/a']} could not be assessed"
     text += "."
@@ -667,7 +727,7 @@ def _unique_figure_files(probes: Sequence[dict[str, Any]]) -> None:
 
 
 def _counts(statuses: Iterable[str]) -> dict[str, int]:
-    counts = dict.fromkeys(("pass", "warn", "fail", "n/a", "info"), 0)
+    counts = dict.fromkeys(("pass", "warn", "fail", "inconclusive", "n/a", "info"), 0)
     for status in statuses:
         counts[status] = counts.get(status, 0) + 1
     return counts
@@ -677,6 +737,8 @@ def _worst(statuses: Sequence[str]) -> str:
     ranked = [s for s in statuses if s in SEVERITY]
     if ranked:
         return max(ranked, key=SEVERITY.__getitem__)
+    if "inconclusive" in statuses:
+        return "inconclusive"
     return "n/a" if any(s == "n/a" for s in statuses) or not statuses else "info"
 
 

@@ -40,7 +40,14 @@ CONTENT_SECURITY_POLICY = (
     "form-action 'none'"
 )
 CELL_LENGTH = 1000
-STATUS_CLASSES = {"pass": "pass", "warn": "warn", "fail": "fail", "info": "info", "n/a": "na"}
+STATUS_CLASSES = {
+    "pass": "pass",
+    "warn": "warn",
+    "fail": "fail",
+    "inconclusive": "inconclusive",
+    "info": "info",
+    "n/a": "na",
+}
 
 
 def render_html(

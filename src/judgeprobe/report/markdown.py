@@ -80,6 +80,11 @@ def _summary(summary: Mapping[str, Any]) -> list[str]:
             for s in flagged
         ]
         lines.append("")
+    undecided = [s for s in summary["statements"] if s["status"] == "inconclusive"]
+    if undecided:
+        lines += ["**Inconclusive (not counted as failures)**", ""]
+        lines += [f"- {_e(s['probe'])}: {_e(s['sentence'], SENTENCE_LENGTH)}" for s in undecided]
+        lines.append("")
     missing = [s for s in summary["statements"] if s["status"] == "n/a"]
     if missing:
         lines += ["**Not assessable**", ""]
@@ -93,8 +98,10 @@ def _summary(summary: Mapping[str, Any]) -> list[str]:
         ]
         lines.append("")
     lines += [
-        "A finding passes, warns or fails against the threshold shown with it; *borderline* means"
-        " its confidence interval crosses a threshold; findings without a threshold are for"
+        "A finding passes, warns or fails when its whole confidence interval lies on one side of"
+        " the threshold shown with it; it is *inconclusive* when the interval straddles a"
+        " threshold (more data would decide it, and it never fails the gate); *borderline* marks"
+        " a warning whose interval reaches into fail; findings without a threshold are for"
         " information.",
         "",
     ]

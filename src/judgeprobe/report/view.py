@@ -41,7 +41,14 @@ ENGINE_ROWS = (
     ("prompt_tokens", "prompt tokens"),
     ("completion_tokens", "completion tokens"),
 )
-STATUS_WORDS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "info", "n/a": "n/a"}
+STATUS_WORDS = {
+    "pass": "PASS",
+    "warn": "WARN",
+    "fail": "FAIL",
+    "inconclusive": "INCONCLUSIVE",
+    "info": "info",
+    "n/a": "n/a",
+}
 DATA_KEYS = ("name", "source", "n", "sha256", "skipped")
 SKIPPED_ROWS_LISTED = 20
 """How many left-out data rows the Markdown and HTML cards list (the JSON lists more)."""
@@ -93,8 +100,10 @@ def labels_text(labels: Mapping[str, Any]) -> str:
 
 
 def status_text(finding: Mapping[str, Any]) -> str:
-    word = STATUS_WORDS.get(str(finding.get("status")), str(finding.get("status")))
-    return word + (" (borderline)" if finding.get("certainty") == "borderline" else "")
+    status = str(finding.get("status"))
+    word = STATUS_WORDS.get(status, status)
+    borderline = finding.get("certainty") == "borderline" and status != "inconclusive"
+    return word + (" (borderline)" if borderline else "")
 
 
 def descriptions(findings: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
