@@ -344,3 +344,33 @@ def _distance_interval(
     return dataclasses.replace(
         result, ci=dataclasses.replace(ci, low=low, high=high, method=method)
     )
+
+
+def human_label_scale(
+    values: Sequence[float], rubric: Rubric, given: tuple[float, float] | None = None
+) -> tuple[float, float]:
+    """The range human labels lie on, to rescale them to [0, 1].
+
+    ``given`` (a probe's ``human_scale``) wins. Labels already within [0, 1] (or none) are on
+    [0, 1]. Otherwise the rubric's own scale (its label values, else its ``range``) when it holds
+    every label, else the labels' own range; a single repeated label falls back to [0, 1].
+
+    Examples
+    --------
+    >>> from judgeprobe.rubrics import builtin_rubric
+    >>> human_label_scale([1, 3, 5], builtin_rubric("harmfulness"))
+    (1.0, 5.0)
+    >>> human_label_scale([0, 1], builtin_rubric("harmfulness"))
+    (0.0, 1.0)
+    """
+    if given is not None:
+        return given
+    if not values or (min(values) >= 0 and max(values) <= 1):
+        return (0.0, 1.0)
+    if rubric.values:
+        span = (min(rubric.values.values()), max(rubric.values.values()))
+    else:
+        span = rubric.range or (min(values), max(values))
+    if span[1] > span[0] and span[0] <= min(values) and max(values) <= span[1]:
+        return (float(span[0]), float(span[1]))
+    return (min(values), max(values)) if max(values) > min(values) else (0.0, 1.0)

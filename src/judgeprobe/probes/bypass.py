@@ -47,6 +47,7 @@ from judgeprobe.probes._decisions import (
     concatenation_request,
     decide,
     draw_tuples,
+    human_label_scale,
     pointwise,
     probe_rng,
     with_counts,
@@ -283,18 +284,8 @@ class BypassProbe(Probe):
 
     def label_scale(self, items: Sequence[PointwiseItem], rubric: Rubric) -> tuple[float, float]:
         """The range of the human labels (``human_scale``, or inferred; see the class doc)."""
-        if self.human_scale is not None:
-            return self.human_scale
         values = [v for item in items for v in item.human_scores]
-        if not values or (min(values) >= 0 and max(values) <= 1):
-            return (0.0, 1.0)
-        if rubric.values:
-            span = (min(rubric.values.values()), max(rubric.values.values()))
-        else:
-            span = rubric.range or (min(values), max(values))
-        if span[1] > span[0] and span[0] <= min(values) and max(values) <= span[1]:
-            return (float(span[0]), float(span[1]))
-        return (min(values), max(values)) if max(values) > min(values) else (0.0, 1.0)
+        return human_label_scale(values, rubric, self.human_scale)
 
     def _class(
         self,

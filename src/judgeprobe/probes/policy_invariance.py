@@ -48,6 +48,7 @@ from numpy.typing import NDArray
 
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem, item_fields
 from judgeprobe.errors import ConfigError, DataError, RubricError
+from judgeprobe.probes._decisions import human_label_scale
 from judgeprobe.probes._policy_nulls import (
     MATCHED_NULL,
     exchangeable_flip_test,
@@ -917,15 +918,8 @@ class PolicyInvarianceProbe(Probe):
 
     def label_scale(self, items: Sequence[Item], rubric: Rubric) -> tuple[float, float]:
         """The range of the human labels (``human_scale``, or inferred; see the class doc)."""
-        if self.human_scale is not None:
-            return self.human_scale
         values = [v for i in items if isinstance(i, PointwiseItem) for v in i.human_scores]
-        if not values or (min(values) >= 0 and max(values) <= 1):
-            return (0.0, 1.0)
-        span = _span(rubric)
-        if span is not None and span[0] <= min(values) and max(values) <= span[1]:
-            return span
-        return (min(values), max(values)) if max(values) > min(values) else (0.0, 1.0)
+        return human_label_scale(values, rubric, self.human_scale)
 
     def _rerun_spread(
         self,
