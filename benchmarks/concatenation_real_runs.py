@@ -40,7 +40,8 @@ from judgeprobe.data.pyrit import load_pyrit_csv
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.generation import generate_responses_sync
 from judgeprobe.judges.base import BaseJudge
-from judgeprobe.probes import Probe, ProbeContext, ProbeResult, run_probe_sync
+from judgeprobe.probes import Probe, ProbeContext, ProbeResult
+from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe

@@ -209,7 +209,7 @@ def live_sample(n: int, seed: int) -> list[PairwiseItem]:
 def live(n: int, store: str, seed: int) -> None:
     from judgeprobe.engine import Engine, EngineConfig, RunStore
     from judgeprobe.judges.llama import default_judge
-    from judgeprobe.probes import run_probe_sync
+    from judgeprobe.running import run_probe_sync
 
     items = live_sample(n, seed)
     engine = Engine(default_judge(), RunStore(store), EngineConfig(progress=False))

@@ -30,7 +30,8 @@ from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes import ProbeResult, get_probe_class
+from judgeprobe.running import run_probe_sync
 from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric

@@ -23,7 +23,8 @@ from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
+from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes.bypass import BypassProbe, place
 from judgeprobe.probes.registry import build_probe

@@ -23,20 +23,15 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.generation import generate_responses, generate_responses_sync
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
-from judgeprobe.probes._decisions import (
-    BootstrapOptions,
-    base_request,
-    draw_tuples,
-    paired_mean_pairwise_wasserstein,
-    paired_wasserstein,
-)
+from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
+from judgeprobe.running import run_probe_sync
+from judgeprobe.probes._decisions import BootstrapOptions, base_request, draw_tuples
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.stats import wasserstein
+from judgeprobe.stats import paired_mean_pairwise_wasserstein, paired_wasserstein, wasserstein
 from judgeprobe.transforms.concat import Join, concatenate, permute, repeat, score_orders
 from judgeprobe.verdict import Verdict
 
@@ -176,8 +171,10 @@ def test_paired_wasserstein_equals_scipy_distance_and_is_zero_for_identical_samp
     rng = np.random.default_rng(0)
     a, b = list(rng.normal(size=40)), list(rng.normal(1.0, size=40))
     options = BootstrapOptions(n_resamples=200)
-    assert paired_wasserstein(a, b, options).estimate == pytest.approx(wasserstein(a, b).estimate)
-    same = paired_wasserstein(a, a, options)
+    assert paired_wasserstein(a, b, **options.kwargs).estimate == pytest.approx(
+        wasserstein(a, b).estimate
+    )
+    same = paired_wasserstein(a, a, **options.kwargs)
     assert (same.estimate, same.ci.low, same.ci.high) == (0.0, 0.0, 0.0)
 
 
@@ -189,8 +186,8 @@ def test_distance_intervals_hold_their_estimate_and_never_go_below_zero(seed: in
     a, b = truth + rng.normal(0, 0.3, 12), truth + rng.normal(0, 0.3, 12)
     options = BootstrapOptions(n_resamples=300, seed=seed)
     for estimate in (
-        paired_wasserstein(list(a), list(b), options),
-        paired_mean_pairwise_wasserstein([list(a), list(b), list(truth)], options),
+        paired_wasserstein(list(a), list(b), **options.kwargs),
+        paired_mean_pairwise_wasserstein([list(a), list(b), list(truth)], **options.kwargs),
     ):
         assert 0.0 <= estimate.ci.low <= estimate.estimate <= estimate.ci.high
         assert "basic" in estimate.ci.method

@@ -18,7 +18,8 @@ from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
+from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._length import relative_gap, text_length
 from judgeprobe.probes.base import Probe
 from judgeprobe.probes.human_agreement import HumanAgreementProbe

@@ -25,7 +25,8 @@ from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem,
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import CallableJudge, verdict_from_distribution
-from judgeprobe.probes import Finding, ProbeContext, ProbeResult, get_probe_class, run_probe_sync
+from judgeprobe.probes import Finding, ProbeContext, ProbeResult, get_probe_class
+from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes._policy_nulls import (
     exchangeable_flip_test,

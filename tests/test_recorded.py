@@ -111,7 +111,7 @@ def test_a_recorded_audit_runs_with_zero_calls_and_the_card_names_the_file(tmp_p
 def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> None:
     from judgeprobe.engine import Engine, EngineConfig
     from judgeprobe.engine.store import RunStore
-    from judgeprobe.probes import run_probe_sync
+    from judgeprobe.running import run_probe_sync
 
     judge = RecordedJudge(write(verdict_rows(), tmp_path / "v.csv"))
     judge.bind(items())
@@ -125,7 +125,7 @@ def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> N
 def test_a_recorded_probability_gives_the_ranking_and_the_calibration(tmp_path: Path) -> None:
     from judgeprobe.engine import Engine, EngineConfig
     from judgeprobe.engine.store import RunStore
-    from judgeprobe.probes import run_probe_sync
+    from judgeprobe.running import run_probe_sync
 
     rows = [
         {**row, "probability": 0.9 if row["label"] == "true" else 0.2} for row in verdict_rows()

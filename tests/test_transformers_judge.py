@@ -481,7 +481,7 @@ def test_scale_rubric_gets_an_error_verdict_not_a_score(models: dict[str, Path])
 def test_concatenation_probes_run_end_to_end_with_a_reward_model_judge(
     models: dict[str, Path], engine_for: Callable[[TransformersJudge], Engine]
 ) -> None:
-    from judgeprobe.probes import run_probe_sync
+    from judgeprobe.running import run_probe_sync
     from judgeprobe.probes.cluster import ClusterProbe
     from judgeprobe.probes.permutation import PermutationProbe
     from judgeprobe.probes.repetition import RepetitionProbe

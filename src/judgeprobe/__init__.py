@@ -11,6 +11,7 @@ from judgeprobe.data import PairwiseItem, PointwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
 from judgeprobe.errors import JudgeprobeError
 from judgeprobe.judges import CallableJudge, Judge
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric, get_rubric
 from judgeprobe.verdict import Verdict, VerdictStatus
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         RepetitionProbe,
     )
     from judgeprobe.report import build_card
+    from judgeprobe.running import reanalyze, run_probe, run_probe_sync
     from judgeprobe.stats import Estimate
 
 _LAZY = {
@@ -40,6 +42,7 @@ _LAZY = {
     "run_audit": "judgeprobe.audit",
     "build_card": "judgeprobe.report",
     "Estimate": "judgeprobe.stats",
+    **dict.fromkeys(("reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.running"),
     **dict.fromkeys(
         (
             "AgreementProbe",
@@ -95,9 +98,11 @@ __all__ = [
     "PairwiseItem",
     "PairwisePolicyInvarianceProbe",
     "PermutationProbe",
+    "Plan",
     "PointwiseItem",
     "PolicyInvarianceProbe",
     "PositionProbe",
+    "ProbeContext",
     "ProbeResult",
     "RepetitionProbe",
     "Request",
@@ -105,9 +110,13 @@ __all__ = [
     "RunStore",
     "Verdict",
     "VerdictStatus",
+    "Verdicts",
     "__version__",
     "build_card",
     "builtin_rubric",
     "get_rubric",
+    "reanalyze",
     "run_audit",
+    "run_probe",
+    "run_probe_sync",
 ]

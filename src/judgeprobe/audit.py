@@ -35,20 +35,14 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore, run_blocking
 from judgeprobe.engine.lock import StoreLock
 from judgeprobe.errors import BudgetExhausted, ConfigError
-from judgeprobe.judges.base import Judge
+from judgeprobe.judge import Judge
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.probes import (
-    ProbeResult,
-    Threshold,
-    check_probe,
-    get_probe_class,
-    probe_names,
-    run_probe,
-)
+from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names
 from judgeprobe.probes.registry import build_probe
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
+from judgeprobe.running import check_probe, run_probe
 
 FailOn = Literal["warn", "fail", "never"]
 _INPUT_KEYS = ("rubric", "data", "data_options", "limit")
@@ -294,25 +288,25 @@ async def run_audit_async(
     judge = judge if judge is not None else build_judge(config.judge, **config.judge_options)
     try:
         datasets: dict[str, Dataset] = {}
-        plans = [
-            _plan_probe(name, params, config, datasets) for name, params in config.probes.items()
+        selected = [
+            _select_probe(name, params, config, datasets) for name, params in config.probes.items()
         ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
         if isinstance(judge, RecordedJudge):
-            judge.bind([item for plan in plans for item in plan.items])
-        for plan in plans:
-            check_probe(plan.probe, plan.items, judge, plan.rubric, seed=config.seed)
+            judge.bind([item for chosen in selected for item in chosen.items])
+        for chosen in selected:
+            check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
         store_path = out / "run.sqlite"
         with StoreLock(store_path), RunStore(store_path) as store:
-            record = _run_record(config, judge, command, main_rubric, main_data, plans)
+            record = _run_record(config, judge, command, main_rubric, main_data, selected)
             inputs = [main_data, *datasets.values()]
-            outcome = await _run_plans(
-                config, judge, store, store_path, plans, inputs, record, progress
+            outcome = await _run_probes(
+                config, judge, store, store_path, selected, inputs, record, progress
             )
             if write_card:
                 from judgeprobe.report import write_card as render
@@ -323,12 +317,12 @@ async def run_audit_async(
         await judge.aclose()
 
 
-async def _run_plans(
+async def _run_probes(
     config: AuditConfig,
     judge: Judge,
     store: RunStore,
     store_path: Path,
-    plans: list[_ProbePlan],
+    selected: list[_Selected],
     inputs: list[Dataset],
     record: dict[str, Any],
     progress: bool | None,
@@ -340,17 +334,19 @@ async def _run_plans(
     results: dict[str, ProbeResult] = {}
     reason: str | None = None
     try:
-        for plan in plans:
+        for chosen in selected:
             try:
                 result = await run_probe(
-                    plan.probe, plan.items, engine, plan.rubric, seed=config.seed
+                    chosen.probe, chosen.items, engine, chosen.rubric, seed=config.seed
                 )
             except BudgetExhausted as exc:
                 reason = str(exc)
                 break
             result = _apply_thresholds(result, config.thresholds)
-            results[plan.name] = result
-            store.put_result(run_id, plan.name, result.to_dict())
+            results[chosen.name] = result
+            store.put_result(run_id, chosen.name, result.to_dict())
+            if result.plan is not None:
+                store.put_plan(run_id, chosen.name, result.plan)
     except (asyncio.CancelledError, KeyboardInterrupt):
         _finish(store, run_id, engine, "interrupted", "interrupted (Ctrl-C) before it finished")
         raise
@@ -379,7 +375,7 @@ def _run_record(
     command: str | None,
     main_rubric: Rubric,
     main_data: Dataset,
-    plans: list[_ProbePlan],
+    selected: list[_Selected],
 ) -> dict[str, Any]:
     """What the run store records about a run: the tool, the command, the judge and the inputs."""
     return {
@@ -389,13 +385,13 @@ def _run_record(
         "judge_fingerprint": judge.fingerprint,
         "rubric": _rubric_record(main_rubric),
         "data": _data_record(main_data, config.limit),
-        "probes": {p.name: p.probe.params() for p in plans},
+        "probes": {p.name: p.probe.params() for p in selected},
         "probe_inputs": {
             p.name: {
                 "rubric": _rubric_record(p.rubric),
                 "data": _data_record(p.dataset, p.limit),
             }
-            for p in plans
+            for p in selected
         },
         "seed": config.seed,
         "thresholds": {k: v.model_dump() for k, v in config.thresholds.items()},
@@ -421,7 +417,7 @@ def run_audit(
 
 
 @dataclass
-class _ProbePlan:
+class _Selected:
     name: str
     probe: Any
     rubric: Rubric
@@ -430,9 +426,9 @@ class _ProbePlan:
     limit: int | None
 
 
-def _plan_probe(
+def _select_probe(
     name: str, params: Mapping[str, Any], config: AuditConfig, datasets: dict[str, Dataset]
-) -> _ProbePlan:
+) -> _Selected:
     cls = get_probe_class(name)
     options = {k: v for k, v in params.items() if k not in _INPUT_KEYS}
     accepted = set(inspect.signature(cls).parameters)
@@ -459,7 +455,7 @@ def _plan_probe(
             f"probes.{name}: it needs a {' or '.join(cls.rubric_kinds)} rubric, not the "
             f"{rubric.kind} rubric {rubric.name!r}; give the probe its own 'rubric'"
         )
-    return _ProbePlan(name, probe, rubric, dataset, items, limit)
+    return _Selected(name, probe, rubric, dataset, items, limit)
 
 
 def _dataset(spec: str, options: Mapping[str, Any], cache: dict[str, Dataset]) -> Dataset:

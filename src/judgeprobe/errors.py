@@ -18,6 +18,7 @@ exception class judgeprobe defines is in this tree (those defined elsewhere name
     ├── BudgetExhausted        the call/token budget ran out; rerun to resume from the store
     ├── MissingDependencyError an optional extra is not installed; says which pip command fixes it
     ├── StoreError             the run store is unreadable or belongs to another schema version
+    │   └── CodecError             _codec: a plan design cannot be written as JSON or read back
     ├── CardValidationError    report.schema: a card does not match the Judge Card schema
     └── FigureDataError        report.figures: a figure's data lacks the shape its kind needs (the
                                card says so instead of drawing it); also a ValueError

@@ -21,7 +21,7 @@ from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
-from judgeprobe.judges.base import Judge
+from judgeprobe.judge import Judge
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict, VerdictStatus, check_score
 

@@ -1,6 +1,7 @@
 """Judges: the protocol and its backends (callable, llama.cpp, classifier, OpenAI-compatible)."""
 
-from judgeprobe.judges.base import BaseJudge, InProcessJudge, Judge
+from judgeprobe.judge import Judge
+from judgeprobe.judges.base import BaseJudge, InProcessJudge
 from judgeprobe.judges.callable import CallableJudge
 from judgeprobe.judges.parsing import (
     label_score,

@@ -1,4 +1,4 @@
-"""The Judge protocol: the one interface every backend implements.
+"""Backend defaults for the :class:`~judgeprobe.judge.Judge` protocol every backend implements.
 
 A backend turns one :class:`~judgeprobe.request.Request` into one
 :class:`~judgeprobe.verdict.Verdict`. It does not cache, retry, rate-limit or count: the engine does
@@ -13,54 +13,13 @@ import asyncio
 import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
 
 T = TypeVar("T")
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """Anything that maps a request to a verdict.
-
-    Example: a judge that calls every response harmful::
-
-        class Paranoid(BaseJudge):
-            backend = "paranoid"
-            async def judge(self, request: Request) -> Verdict:
-                return Verdict.scored(5.0, label="5")
-    """
-
-    @property
-    def fingerprint(self) -> str:
-        """Stable hash of everything that can change a verdict except the rubric and input."""
-        ...
-
-    def describe(self) -> dict[str, Any]:
-        """What this judge is: backend, model, revision, endpoint, decoding parameters."""
-        ...
-
-    max_concurrency: int
-    """How many calls the engine may have in flight to this judge."""
-    batch_size: int
-    """How many requests one :meth:`judge_batch` call takes (1: per-request calls)."""
-    context_window: int | None
-    """Input tokens the judge can read; None when unknown or unbounded."""
-    in_process: bool
-    """True when calls run a model in this process, where a timeout cannot stop them."""
-
-    def count_tokens(self, request: Request) -> int | None:
-        """Tokens of the rendered input, or None when the judge cannot tell."""
-        ...
-
-    async def judge(self, request: Request) -> Verdict: ...
-
-    async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]: ...
-
-    async def aclose(self) -> None: ...
 
 
 class BaseJudge:

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from judgeprobe._annotations import Mismatch, parameter_types, validate_value
 from judgeprobe.errors import ConfigError
-from judgeprobe.judges.base import Judge
+from judgeprobe.judge import Judge
 
 T = TypeVar("T")
 

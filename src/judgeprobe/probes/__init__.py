@@ -1,16 +1,14 @@
-"""Probes: one reliability test each (plan + analyze), registered by name."""
+"""Probes: one reliability test each (plan, refine, analyze), registered by name."""
 
 from judgeprobe.probes.agreement import AgreementProbe
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     Threshold,
-    ok_score,
-    status_counts,
 )
 from judgeprobe.probes.bypass import BypassProbe
 from judgeprobe.probes.cluster import ClusterProbe
@@ -22,7 +20,6 @@ from judgeprobe.probes.policy_invariance import PairwisePolicyInvarianceProbe, P
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
 from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.probes.runner import check_probe, run_probe, run_probe_sync
 
 __all__ = [
     "AgreementProbe",
@@ -35,6 +32,7 @@ __all__ = [
     "LengthNullProbe",
     "PairwisePolicyInvarianceProbe",
     "PermutationProbe",
+    "Plan",
     "PolicyInvarianceProbe",
     "PositionProbe",
     "Probe",
@@ -43,12 +41,8 @@ __all__ = [
     "ProbeResult",
     "RepetitionProbe",
     "Threshold",
-    "check_probe",
+    "Verdicts",
     "get_probe_class",
-    "ok_score",
     "probe_names",
     "register_probe",
-    "run_probe",
-    "run_probe_sync",
-    "status_counts",
 ]

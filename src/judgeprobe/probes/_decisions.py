@@ -5,7 +5,7 @@
 - Base scores with failures excluded and counted (:func:`base_scores`).
 - Decisions under the rubric's decision rule, its neutral band included (:func:`decide`).
 - Default thresholds, in units of the rubric's score span for distances.
-- Paired-bootstrap Wasserstein distances between score samples of the same units.
+- The interval options a probe hands every statistic (:class:`BootstrapOptions`).
 - Seeded random generators that are stable across runs and Python versions (:func:`probe_rng`),
   and distinct random tuples of parts (:func:`draw_tuples`).
 """
@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from judgeprobe.data.items import Item, PointwiseItem, item_fields
 from judgeprobe.errors import ConfigError, DataError
-from judgeprobe.probes.base import ProbeContext, Threshold
+from judgeprobe.plan import ProbeContext, Role, Verdicts
+from judgeprobe.probes.base import Threshold
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Decision, Rubric
-from judgeprobe.stats import Estimate, bootstrap, mean
+from judgeprobe.stats import Estimate, mean
 from judgeprobe.transforms.concat import Join, concatenate
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.verdict import VerdictStatus
 
 CONCAT_INPUTS = ("prompt", "response")
 """The item fields a concatenation changes; a rubric may read any subset of them."""
@@ -104,21 +104,25 @@ class BaseScores:
         return {"items": self.n_items, "scored": len(self.scores), **self.statuses}
 
 
-def base_scores(
-    items: Sequence[PointwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-) -> BaseScores:
+def base_role(item: PointwiseItem) -> Role:
+    """The role of ``item``'s base request in every concatenation probe's plan."""
+    return ("base", item.id)
+
+
+def base_requests(ctx: ProbeContext, items: Sequence[PointwiseItem]) -> dict[Role, Request]:
+    """The base request of each item, by :func:`base_role`."""
+    return {base_role(item): base_request(ctx, item) for item in items}
+
+
+def base_scores(items: Sequence[PointwiseItem], verdicts: Verdicts) -> BaseScores:
     """The ok base scores of ``items``; failed, skipped and missing ones are counted, not scored."""
     scores: dict[str, float] = {}
-    statuses = {status.value: 0 for status in VerdictStatus if status is not VerdictStatus.OK}
-    statuses["missing"] = 0
     for item in items:
-        verdict = verdicts.get(base_request(ctx, item).key)
-        if verdict is None:
-            statuses["missing"] += 1
-        elif verdict.status is VerdictStatus.OK and verdict.score is not None:
-            scores[item.id] = verdict.score
-        else:
-            statuses[verdict.status.value] += 1
+        score = verdicts.score(base_role(item))
+        if score is not None:
+            scores[item.id] = score
+    statuses = verdicts.tally(base_role(item) for item in items)
+    del statuses[VerdictStatus.OK.value]
     return BaseScores(scores, statuses, statuses["missing"] == 0, len(items))
 
 
@@ -221,42 +225,6 @@ def with_counts(estimate: Estimate, **counts: float) -> Estimate:
     return dataclasses.replace(estimate, counts={**estimate.counts, **counts})
 
 
-# ------------------------------------------------------------------------------------------
-# Paired Wasserstein distances
-
-
-def _w1_equal(a: NDArray[np.float64], b: NDArray[np.float64], axis: int = -1) -> Any:
-    """1-D Wasserstein distance of two equal-size samples: mean absolute gap of order statistics.
-
-    For two empirical distributions with ``n`` equally weighted points each, W1 is the area
-    between the quantile functions, ``mean(|sort(a) - sort(b)|)`` (Vallender 1974); equal to
-    :func:`scipy.stats.wasserstein_distance` for equal sizes, and vectorised over resamples.
-    """
-    return np.mean(np.abs(np.sort(a, axis=axis) - np.sort(b, axis=axis)), axis=axis)
-
-
-def _w1_shortfall(a: NDArray[np.float64], b: NDArray[np.float64], axis: int = -1) -> Any:
-    """The part of the W1 distance by which ``b`` lies below ``a`` (equal sizes).
-
-    ``mean(max(sort(a) - sort(b), 0))``: the area where the quantile function of ``b`` is under
-    that of ``a``. With its mirror (``b`` above ``a``) it adds up to :func:`_w1_equal`; it is 0
-    exactly when every quantile of ``b`` is at least that of ``a``.
-    """
-    gap = np.sort(a, axis=axis) - np.sort(b, axis=axis)
-    return np.mean(np.maximum(gap, 0.0), axis=axis)
-
-
-def _mean_pairwise(*columns: NDArray[np.float64], axis: int = -1) -> Any:
-    """Mean of the W1 distances between every two of ``columns`` (equal sizes)."""
-    ordered = [np.sort(c, axis=axis) for c in columns]
-    gaps = [
-        np.mean(np.abs(ordered[i] - ordered[j]), axis=axis)
-        for i in range(len(ordered))
-        for j in range(i + 1, len(ordered))
-    ]
-    return np.mean(np.stack(gaps), axis=0)
-
-
 @dataclass(frozen=True, slots=True)
 class BootstrapOptions:
     """How intervals are computed: level, number of resamples and seed."""
@@ -265,85 +233,14 @@ class BootstrapOptions:
     n_resamples: int = 1000
     seed: int = 0
 
-
-def paired_wasserstein(
-    a: Sequence[float], b: Sequence[float], options: BootstrapOptions
-) -> Estimate:
-    """W1 distance between the scores of the same units under two conditions.
-
-    The interval is a paired bootstrap: units are resampled with both of their scores, so a
-    judge that gives every unit the same score under both conditions gets [0, 0] (an independent
-    bootstrap of each sample would exclude 0). See :func:`_distance_interval` for the method.
-    """
-    if len(a) != len(b):
-        raise ValueError("paired samples must have equal lengths")
-    if not a:
-        return Estimate.undefined(0, reason="no unit scored under both conditions")
-    samples = [np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)]
-    return _distance_interval(samples, _w1_equal, options)
-
-
-def paired_shortfall_wasserstein(
-    a: Sequence[float], b: Sequence[float], options: BootstrapOptions
-) -> Estimate:
-    """One-sided W1: how far the scores ``b`` fall below the scores ``a`` of the same units.
-
-    A move of ``b`` above ``a`` counts nothing, so a cluster whose concatenations score further in
-    its own direction is not penalised (negate both samples for the other direction). The
-    interval is the paired basic bootstrap of :func:`paired_wasserstein`, clipped at 0.
-    """
-    if len(a) != len(b):
-        raise ValueError("paired samples must have equal lengths")
-    if not a:
-        return Estimate.undefined(0, reason="no unit scored under both conditions")
-    samples = [np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)]
-    return _distance_interval(samples, _w1_shortfall, options)
-
-
-def paired_mean_pairwise_wasserstein(
-    columns: Sequence[Sequence[float]], options: BootstrapOptions
-) -> Estimate:
-    """Mean W1 distance over every two of ``columns`` (the paper's "average pairwise distance").
-
-    Rows are units scored under every condition; the interval resamples rows (paired bootstrap).
-    """
-    if len(columns) < 2:
-        raise ValueError("need at least two conditions")
-    if not columns[0]:
-        return Estimate.undefined(0, reason="no unit scored under every condition")
-    samples = [np.asarray(c, dtype=np.float64) for c in columns]
-    return _distance_interval(samples, _mean_pairwise, options)
-
-
-def _distance_interval(
-    samples: Sequence[NDArray[np.float64]], statistic: Any, options: BootstrapOptions
-) -> Estimate:
-    """Paired *basic* bootstrap interval of a distance, clipped at 0.
-
-    A plug-in distance is biased upwards (noise alone makes two samples differ), so with few
-    units nearly every bootstrap replicate can exceed the estimate and a percentile interval can
-    miss it. The basic interval, ``2 * estimate`` minus the reversed percentiles (Davison and
-    Hinkley 1997, eq. 5.6), corrects for that bias; a distance is never negative, so the lower
-    bound is clipped at 0, and the interval is widened to hold the estimate when it does not.
-    """
-    result = bootstrap(
-        list(samples),
-        statistic,
-        n_resamples=options.n_resamples,
-        confidence_level=options.confidence_level,
-        seed=options.seed,
-        method="basic",
-        vectorized=True,
-    )
-    ci = result.ci
-    if math.isnan(ci.low):
-        return result
-    low = min(max(ci.low, 0.0), result.estimate)
-    high = max(ci.high, result.estimate)
-    method = f"paired {ci.method}, clipped at 0"
-    return dataclasses.replace(
-        result, ci=dataclasses.replace(ci, low=low, high=high, method=method)
-    )
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """The options as the statistics' keyword arguments."""
+        return {
+            "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+        }
 
 
 def human_label_scale(

@@ -1,10 +1,11 @@
-"""Probes: one reliability test each, as two pure halves around the engine.
+"""Probes: one reliability test each, as pure halves around the engine.
 
-``plan(items, ctx, verdicts)`` returns the requests the probe needs given the verdicts known so
-far; the runner judges the new ones through the engine and asks again, until a plan adds nothing
-(multi-stage probes, such as the cluster test that needs base scores before it can pick clusters,
-plan in several rounds). ``analyze(items, ctx, verdicts)`` turns verdicts into findings. Neither
-calls a judge.
+``plan(items, ctx)`` returns a :class:`~judgeprobe.plan.Plan`: the probe's frozen design and
+the requests it needs, keyed by role. A multi-stage probe (the cluster test needs base scores
+before it can draw clusters) refines it: ``refine(plan, verdicts)`` returns the next stage's
+plan, or None when it is complete. ``analyze(plan, verdicts)`` turns the verdicts, read
+through the roles of the plan (:class:`~judgeprobe.plan.Verdicts`), into findings. None of
+them calls a judge; :mod:`judgeprobe.running` drives them through the engine.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
-from judgeprobe.request import Request
-from judgeprobe.rubrics import Rubric
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.stats._validation import check_count, check_level
 from judgeprobe.stats.result import Estimate, TestResult
 from judgeprobe.verdict import Verdict, VerdictStatus
@@ -243,6 +243,8 @@ class ProbeResult:
     notes: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     """Verdicts of this probe's requests by status, plus engine counts (filled by the runner)."""
+    plan: Plan[Any] | None = field(default=None, repr=False, compare=False)
+    """The complete plan the result was analysed from (filled by the runner; not in the card)."""
 
     def finding(self, name: str, **labels: str) -> Finding:
         """The finding named ``name`` whose labels include ``labels``."""
@@ -262,21 +264,6 @@ class ProbeResult:
             "notes": list(self.notes),
             "usage": dict(self.usage),
         }
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeContext:
-    """What a probe needs to make requests: the judge's fingerprint, the rubric, a seed."""
-
-    judge: str
-    rubric: Rubric
-    seed: int = 0
-    judge_name: str = ""
-
-    def request(
-        self, fields: Mapping[str, str], *, trial: int = 0, rubric: Rubric | None = None
-    ) -> Request:
-        return Request.make(self.judge, rubric or self.rubric, fields, trial=trial)
 
 
 class Probe:
@@ -305,20 +292,26 @@ class Probe:
 
         An audit checks every selected probe before its first judge call, so a probe that cannot
         run (a rubric without a variant set, a rubric without a decision rule, duplicate item
-        ids) stops the audit before the other probes have spent their calls. The default plans
-        the first round with no verdicts known, which raises whatever that round would raise;
-        a probe overrides it when a cheaper check says the same.
+        ids) stops the audit before the other probes have spent their calls. The default makes
+        the first plan, which raises whatever planning would raise; a probe overrides it when a
+        cheaper check says the same.
         """
-        self.plan(items, ctx, {})
+        self.plan(items, ctx)
 
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[Any]:
+        """The first stage: the design and the requests it needs, keyed by role."""
         raise NotImplementedError
 
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
+    def refine(self, plan: Plan[Any], verdicts: Verdicts) -> Plan[Any] | None:
+        """The next stage once ``plan``'s requests are judged, or None when it is complete.
+
+        Single-stage probes keep this default. A multi-stage probe returns
+        ``plan.extend(new_requests, design=...)``; it is called again after those are judged.
+        """
+        return None
+
+    def analyze(self, plan: Plan[Any], verdicts: Verdicts) -> ProbeResult:
+        """The findings of the complete ``plan``, from its ``verdicts``."""
         raise NotImplementedError
 
 
@@ -334,22 +327,6 @@ def check_interval_options(confidence_level: float, n_resamples: int | None = No
     check_level(confidence_level)
     if n_resamples is not None:
         check_count("n_resamples", n_resamples, minimum=1)
-
-
-def ok_score(verdicts: Mapping[str, Verdict], request: Request) -> float | None:
-    """The score of ``request``'s verdict when it is ok; None when missing, failed or skipped."""
-    verdict = verdicts.get(request.key)
-    return verdict.score if verdict is not None and verdict.status is VerdictStatus.OK else None
-
-
-def status_counts(verdicts: Mapping[str, Verdict], requests: Sequence[Request]) -> dict[str, int]:
-    """How many of ``requests`` ended in each verdict status (``missing`` when not judged)."""
-    counts = {status.value: 0 for status in VerdictStatus}
-    counts["missing"] = 0
-    for key in {r.key for r in requests}:
-        verdict = verdicts.get(key)
-        counts[verdict.status.value if verdict is not None else "missing"] += 1
-    return counts
 
 
 def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) -> list[Finding]:

@@ -49,8 +49,6 @@ from judgeprobe.probes._decisions import (
     draw_tuples,
     is_flip,
     mean_shift,
-    paired_shortfall_wasserstein,
-    paired_wasserstein,
     pointwise,
     probe_rng,
     score_span,
@@ -69,7 +67,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import proportion
+from judgeprobe.stats import paired_wasserstein, proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 from judgeprobe.verdict import Verdict, VerdictStatus
 
@@ -361,14 +359,17 @@ class ClusterProbe(Probe):
         distance_limit = distance_threshold(span) if rubric.kind == "continuous" else None
         k = labels["k"]
         sign = 1.0 if upward else -1.0
-        against = paired_shortfall_wasserstein(
-            [sign * m for m in outcome.parts_mean], [sign * s for s in outcome.scores], options
+        against = paired_wasserstein(
+            [sign * m for m in outcome.parts_mean],
+            [sign * s for s in outcome.scores],
+            shortfall=True,
+            **options.kwargs,
         )
         away = "below" if upward else "above"
         return [
             Finding(
                 "wasserstein_concat_vs_parts",
-                paired_wasserstein(outcome.parts_mean, outcome.scores, options),
+                paired_wasserstein(outcome.parts_mean, outcome.scores, **options.kwargs),
                 f"Wasserstein distance between the scores of {k}-concatenations and the mean "
                 "base scores of their parts, in either direction (paired basic bootstrap CI)",
                 labels,

@@ -40,8 +40,6 @@ from judgeprobe.probes._decisions import (
     distance_threshold,
     draw_tuples,
     is_flip,
-    paired_mean_pairwise_wasserstein,
-    paired_wasserstein,
     pointwise,
     probe_rng,
     score_span,
@@ -60,7 +58,14 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import NEUTRAL, Rubric
-from judgeprobe.stats import clustered_proportion, mcnemar_exact, proportion, wasserstein_matrix
+from judgeprobe.stats import (
+    clustered_proportion,
+    mcnemar_exact,
+    paired_mean_pairwise_wasserstein,
+    paired_wasserstein,
+    proportion,
+    wasserstein_matrix,
+)
 from judgeprobe.transforms.concat import (
     DECREASING,
     INCREASING,
@@ -506,7 +511,7 @@ class PermutationProbe(Probe):
             ),
             Finding(
                 "wasserstein_increasing_decreasing",
-                paired_wasserstein(incr, decr, options),
+                paired_wasserstein(incr, decr, **options.kwargs),
                 f"Wasserstein distance between the scores of {k}-tuples in increasing and in "
                 "decreasing order (paired basic bootstrap CI)",
                 labels,
@@ -514,7 +519,7 @@ class PermutationProbe(Probe):
             ),
             Finding(
                 "wasserstein_mean_pairwise",
-                paired_mean_pairwise_wasserstein(columns, options),
+                paired_mean_pairwise_wasserstein(columns, **options.kwargs),
                 f"Mean Wasserstein distance over every two orders of the {k}-tuples judged in "
                 "all orders (paired basic bootstrap CI)",
                 labels,

@@ -64,7 +64,6 @@ from judgeprobe.probes.base import (
     ProbeResult,
     Threshold,
     check_interval_options,
-    status_counts,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -1345,3 +1344,13 @@ def _num(value: float) -> float | None:
 
 def _pct(est: Estimate) -> str:
     return f"{est.estimate:.1%} (n={est.n})" if est.defined else "undefined"
+
+
+def status_counts(verdicts: Mapping[str, Verdict], requests: Sequence[Request]) -> dict[str, int]:
+    """How many of ``requests`` ended in each verdict status (``missing`` when not judged)."""
+    counts = {status.value: 0 for status in VerdictStatus}
+    counts["missing"] = 0
+    for key in {r.key for r in requests}:
+        verdict = verdicts.get(key)
+        counts[verdict.status.value if verdict is not None else "missing"] += 1
+    return counts

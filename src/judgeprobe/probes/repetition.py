@@ -13,25 +13,26 @@ they are counted per mode and ``l`` (the paper's "natural limit on the number of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
     base_notes,
     base_request,
+    base_requests,
     base_scores,
     check_rubric,
     decide,
     distance_threshold,
     is_flip,
     mean_shift,
-    paired_wasserstein,
     pointwise,
     score_span,
     with_counts,
@@ -40,16 +41,14 @@ from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import proportion
+from judgeprobe.stats import paired_wasserstein, proportion
 from judgeprobe.transforms.concat import (
     JOIN_STYLES,
     MODE_LABELS,
@@ -59,7 +58,7 @@ from judgeprobe.transforms.concat import (
     RepeatMode,
     repeat,
 )
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.verdict import VerdictStatus
 
 _CHANGED: dict[RepeatMode, frozenset[str]] = {
     "prompt": frozenset({"prompt"}),
@@ -146,51 +145,41 @@ class RepetitionProbe(Probe):
                 active.append(mode)
         return active
 
-    def variant(
-        self, ctx: ProbeContext, item: PointwiseItem, mode: RepeatMode, times: int
-    ) -> Request:
-        """The request for ``item`` repeated ``times`` times in ``mode``."""
-        join = Join(self.join, self.separator)
-        return base_request(ctx, repeat(item, times, mode=mode, join=join))
-
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[RepetitionDesign]:
         check_rubric(ctx.rubric, self.name)
-        requests: list[Request] = []
-        for item in pointwise(items):
-            requests.append(base_request(ctx, item))
-            for mode in self.active_modes(ctx.rubric):
-                requests.extend(self.variant(ctx, item, mode, times) for times in self.repeats)
-        return requests
+        design = RepetitionDesign(tuple(pointwise(items)), tuple(self.active_modes(ctx.rubric)))
+        join = Join(self.join, self.separator)
+        requests = base_requests(ctx, design.items)
+        for item in design.items:
+            for mode in design.modes:
+                for times in self.repeats:
+                    variant = repeat(item, times, mode=mode, join=join)
+                    requests[_role(mode, times, item)] = base_request(ctx, variant)
+        return Plan(self.name, ctx, design, requests)
 
     # -- analyze ------------------------------------------------------------------------------
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
-        check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        base = base_scores(points, ctx, verdicts)
+    def analyze(self, plan: Plan[RepetitionDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        base = base_scores(design.items, verdicts)
         span = score_span(ctx.rubric, list(base.scores.values()))
         options = BootstrapOptions(self.confidence_level, self.n_resamples, ctx.seed)
         findings: list[Finding] = []
         figures: list[FigureSpec] = []
         rows: list[dict[str, object]] = []
         notes = base_notes(base)
-        active = self.active_modes(ctx.rubric)
-        left_out = [MODE_LABELS[m] for m in self.modes if m not in active]
+        left_out = [MODE_LABELS[m] for m in self.modes if m not in design.modes]
         if left_out:
             notes.append(
                 f"mode(s) {', '.join(left_out)} left out: they change no input of rubric "
                 f"{ctx.rubric.name!r} (inputs {list(ctx.rubric.inputs)}) beyond an earlier mode"
             )
-        scored = [item for item in points if item.id in base.scores]
-        for mode in active:
+        scored = [item for item in design.items if item.id in base.scores]
+        for mode in design.modes:
             label = MODE_LABELS[mode]
             series = {"l=1": [base.scores[item.id] for item in scored]}
             skipped: list[str] = []
             for times in self.repeats:
-                pairs, row = self._pairs(ctx, scored, base, mode, times, verdicts)
+                pairs, row = _pairs(scored, base, mode, times, verdicts)
                 rows.append({"mode": label, "l": times, **row})
                 series[f"l={times}"] = [v for _, v in pairs]
                 if row["skipped"]:
@@ -227,30 +216,6 @@ class RepetitionProbe(Probe):
             notes=notes,
         )
 
-    def _pairs(
-        self,
-        ctx: ProbeContext,
-        scored: Sequence[PointwiseItem],
-        base: BaseScores,
-        mode: RepeatMode,
-        times: int,
-        verdicts: Mapping[str, Verdict],
-    ) -> tuple[list[tuple[float, float]], dict[str, int]]:
-        """(base, repeated) score pairs of the items scored both ways, and status counts."""
-        row = {"items": len(scored), "paired": 0, "missing": 0}
-        row.update({status.value: 0 for status in VerdictStatus if status is not VerdictStatus.OK})
-        pairs: list[tuple[float, float]] = []
-        for item in scored:
-            verdict = verdicts.get(self.variant(ctx, item, mode, times).key)
-            if verdict is None:
-                row["missing"] += 1
-            elif verdict.status is VerdictStatus.OK and verdict.score is not None:
-                pairs.append((base.scores[item.id], verdict.score))
-            else:
-                row[verdict.status.value] += 1
-        row["paired"] = len(pairs)
-        return pairs, row
-
     def _findings(
         self,
         rubric: Rubric,
@@ -270,7 +235,7 @@ class RepetitionProbe(Probe):
         return [
             Finding(
                 "wasserstein_to_l1",
-                paired_wasserstein(before, after, options),
+                paired_wasserstein(before, after, **options.kwargs),
                 f"Wasserstein distance between the score distributions of S({mode}) at l={times} "
                 "and at l=1, over items scored both ways (paired basic bootstrap CI)",
                 labels,
@@ -291,3 +256,35 @@ class RepetitionProbe(Probe):
                 FLIP_THRESHOLD,
             ),
         ]
+
+
+@dataclass(frozen=True, slots=True)
+class RepetitionDesign:
+    """The items, and the repetition modes that change the rubric's inputs."""
+
+    items: tuple[PointwiseItem, ...]
+    modes: tuple[RepeatMode, ...]
+
+
+def _role(mode: RepeatMode, times: int, item: PointwiseItem) -> Role:
+    return ("repeat", mode, times, item.id)
+
+
+def _pairs(
+    scored: Sequence[PointwiseItem],
+    base: BaseScores,
+    mode: RepeatMode,
+    times: int,
+    verdicts: Verdicts,
+) -> tuple[list[tuple[float, float]], dict[str, int]]:
+    """(base, repeated) score pairs of the items scored both ways, and status counts."""
+    pairs: list[tuple[float, float]] = []
+    for item in scored:
+        score = verdicts.score(_role(mode, times, item))
+        if score is not None:
+            pairs.append((base.scores[item.id], score))
+    tally = verdicts.tally(_role(mode, times, item) for item in scored)
+    del tally[VerdictStatus.OK.value]
+    missing = tally.pop("missing")
+    row = {"items": len(scored), "paired": len(pairs), "missing": missing, **tally}
+    return pairs, row

@@ -30,6 +30,9 @@ Decision = str
 """A decision class name, e.g. ``"harmful"``, ``"safe"``, ``"neutral"``, ``"A"``."""
 
 NEUTRAL = "neutral"
+
+PAIRWISE_DECISIONS: tuple[str, ...] = ("A", "B", "tie")
+"""The decisions of a pairwise verdict: response A is better, response B is better, or neither."""
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -185,6 +188,28 @@ class Rubric(BaseModel):
         if self.decision is None:
             raise RubricError(f"rubric {self.name!r} has no decision rule")
         return self.decision.decide(score)
+
+    def decision_of(self, score: float, label: str | None = None) -> Decision:
+        """The decision class of a verdict's ``score`` and ``label``: the one rule every probe uses.
+
+        A pairwise verdict's ``A``/``B``/``tie`` label is its decision; without one its score
+        decides (A = 1, tie = 0.5, B = 0: above 0.5 is A, below is B, 0.5 is a tie), so a judge
+        that scores a preference as a probability is read the same way everywhere. Any other
+        rubric decides the score by its decision rule (:meth:`decide`); the label is not used.
+
+        Examples
+        --------
+        >>> from judgeprobe.rubrics import builtin_rubric
+        >>> builtin_rubric("preference").decision_of(0.7)
+        'A'
+        >>> builtin_rubric("harmfulness").decision_of(3.0, "3")
+        'neutral'
+        """
+        if self.kind == "pairwise":
+            if label in PAIRWISE_DECISIONS:
+                return label
+            return "A" if score > 0.5 else "B" if score < 0.5 else "tie"
+        return self.decide(score)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Rubric:
         """A validated copy with ``update`` applied (and its hash computed afresh)."""

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from judgeprobe.stats._validation import InvalidParameterError
 from judgeprobe.stats.agreement import agreement, cohen_kappa, discordant_pair_rate, majority
-from judgeprobe.stats.distances import WassersteinMatrix, wasserstein, wasserstein_matrix
+from judgeprobe.stats.distances import (
+    WassersteinMatrix,
+    paired_mean_pairwise_wasserstein,
+    paired_wasserstein,
+    wasserstein,
+    wasserstein_matrix,
+)
 from judgeprobe.stats.proportions import (
     difference_of_proportions,
     mcnemar_exact,
@@ -42,6 +48,8 @@ __all__ = [
     "majority",
     "mcnemar_exact",
     "mean",
+    "paired_mean_pairwise_wasserstein",
+    "paired_wasserstein",
     "proportion",
     "proportion_above",
     "wasserstein",
