@@ -1,0 +1,241 @@
+"""The contract every registered probe keeps, checked on each of them.
+
+- A plan is deterministic for a seed and does not depend on the order of the items.
+- Every request a plan holds gets a verdict when the probe runs.
+- A judge whose verdicts are identical under the probe's transform (invariant) shows zero flips,
+  and nothing fails on it.
+- The design round-trips through the run store: a run analysed again from its store alone, with
+  no judge, gives the same findings, tables, figures and notes.
+
+A registered probe missing from :data:`FIXTURES` fails the first test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from judgeprobe import _codec
+from judgeprobe._hashing import canonical_json, content_hash
+from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
+from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.judges import CallableJudge
+from judgeprobe.plan import Plan, ProbeContext
+from judgeprobe.probes import Probe, ProbeResult
+from judgeprobe.probes.registry import get_probe_class, probe_names
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.running import probe_context, reanalyze, run_probe_sync
+
+FAST = 100
+
+
+def _uniform(text: str) -> float:
+    return int(content_hash(text), 16) / 16**16
+
+
+def pointwise(n: int = 24) -> list[Item]:
+    """Items with one 0/1 human label each, half of them positive."""
+    return [
+        PointwiseItem(
+            id=f"p{k:02d}",
+            prompt=f"request {k} about topic {k % 3}",
+            response=f"answer {k} " + "word " * (5 + 7 * (k % 4)),
+            labels=(HumanLabel(float(k % 2), rater="r1"), HumanLabel(float(k % 2), rater="r2")),
+            category="abc"[k % 3],
+        )
+        for k in range(n)
+    ]
+
+
+def pairwise(n: int = 24) -> list[Item]:
+    """Pairs with two human votes each and responses of different lengths."""
+    items: list[Item] = []
+    for k in range(n):
+        a = f"first answer {k} " + "a " * (3 + 5 * (k % 3))
+        b = f"second answer {k} " + "b " * (4 + 3 * (k % 4))
+        vote = "A" if k % 3 else "B"
+        items.append(
+            PairwiseItem(
+                id=f"q{k:02d}",
+                prompt=f"question {k}",
+                response_a=a,
+                response_b=b,
+                votes=(Vote(vote, rater="h1"), Vote(vote, rater="h2")),  # type: ignore[arg-type]
+            )
+        )
+    return items
+
+
+def invariant_pointwise(request: Request) -> float:
+    """One score for every input: the same under repetition, concatenation, reordering and
+    rewording of the rubric."""
+    return 1.0
+
+
+def invariant_pairwise(request: Request) -> str:
+    """Picks the longer response: the same pick, mapped back, when the two are swapped."""
+    fields = request.field_map
+    return "A" if len(fields["response_a"]) >= len(fields["response_b"]) else "B"
+
+
+def noisy_pointwise(request: Request) -> float:
+    return float(1 + int(5 * _uniform(request.render() + str(request.trial))) % 5)
+
+
+def noisy_binary(request: Request) -> float:
+    return float(_uniform(request.render() + str(request.trial)) < 0.5)
+
+
+def noisy_pairwise(request: Request) -> str:
+    return "A" if _uniform(request.render() + str(request.trial)) < 0.5 else "B"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """How to exercise one probe: its items, rubric, fast parameters and two judges."""
+
+    items: Callable[[], list[Item]]
+    rubric: str
+    invariant: Callable[[Request], Any]
+    noisy: Callable[[Request], Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+CONCAT = {"n_resamples": FAST}
+FIXTURES: dict[str, Fixture] = {
+    "agreement": Fixture(pointwise, "refusal", invariant_pointwise, noisy_binary, CONCAT),
+    "bypass": Fixture(
+        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+    ),
+    "cluster": Fixture(
+        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+    ),
+    "human_agreement": Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
+    ),
+    "length_controlled_win_rate": Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
+    ),
+    "length_null": Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
+    ),
+    "permutation": Fixture(
+        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+    ),
+    "policy_invariance": Fixture(
+        pointwise, "refusal", invariant_pointwise, noisy_binary, {"n_resamples": FAST}
+    ),
+    "policy_invariance_pairwise": Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
+    ),
+    "position": Fixture(pairwise, "preference", invariant_pairwise, noisy_pairwise),
+    "repetition": Fixture(
+        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+    ),
+}
+"""Every registered probe and how to exercise it; a new probe must be added here."""
+
+
+def _probe(name: str) -> Probe:
+    return get_probe_class(name)(**FIXTURES[name].params)
+
+
+def _engine(fn: Callable[[Request], Any], store: RunStore | None = None) -> Engine:
+    judge = CallableJudge(fn, name=getattr(fn, "__name__", "judge"))
+    return Engine(judge, store or RunStore(":memory:"), EngineConfig(progress=False))
+
+
+def _run(
+    name: str, fn: Callable[[Request], Any], items: Sequence[Item], seed: int = 0
+) -> ProbeResult:
+    fixture = FIXTURES[name]
+    return run_probe_sync(
+        _probe(name), items, _engine(fn), builtin_rubric(fixture.rubric), seed=seed
+    )
+
+
+def _roles(plan: Plan[Any] | None) -> dict[Any, str]:
+    assert plan is not None
+    return {role: request.key for role, request in plan.requests.items()}
+
+
+def _comparable(result: ProbeResult | Mapping[str, Any]) -> str:
+    """The result as canonical JSON text (NaN written alike on both sides), usage left out."""
+    body = result.to_dict() if isinstance(result, ProbeResult) else dict(result)
+    body.pop("usage", None)
+    return canonical_json(json.loads(canonical_json(body)))
+
+
+@pytest.mark.parametrize("name", probe_names())
+def test_every_registered_probe_has_a_fixture(name: str) -> None:
+    assert name in FIXTURES, f"probe {name!r} is registered but has no fixture here"
+
+
+def test_the_fixtures_name_only_registered_probes() -> None:
+    assert set(FIXTURES) <= set(probe_names())
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_the_first_plan_is_deterministic_for_a_seed_and_independent_of_item_order(
+    name: str,
+) -> None:
+    fixture = FIXTURES[name]
+    items = fixture.items()
+    judge = CallableJudge(fixture.noisy, name="noisy")
+    rubric: Rubric = builtin_rubric(fixture.rubric)
+    ctx: ProbeContext = probe_context(_probe(name), judge, rubric, seed=3)
+    first = _probe(name).plan(items, ctx)
+    again = _probe(name).plan(items, ctx)
+    reversed_ = _probe(name).plan(items[::-1], ctx)
+    assert _roles(first) == _roles(again)
+    assert first.design == again.design
+    assert _roles(first) == _roles(reversed_)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_every_request_gets_a_verdict_and_the_complete_plan_does_not_depend_on_item_order(
+    name: str,
+) -> None:
+    items = FIXTURES[name].items()
+    forward = _run(name, FIXTURES[name].noisy, items, seed=5)
+    backward = _run(name, FIXTURES[name].noisy, items[::-1], seed=5)
+    assert forward.usage["missing"] == 0
+    assert forward.usage["requests"] == len(set(_roles(forward.plan).values()))
+    assert _roles(forward.plan) == _roles(backward.plan)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_a_judge_invariant_under_the_probe_shows_zero_flips_and_fails_nothing(name: str) -> None:
+    probe = _probe(name)
+    if probe.kind != "invariance":
+        pytest.skip(f"{name} is a {probe.kind} probe: it asks no invariance question")
+    result = _run(name, FIXTURES[name].invariant, FIXTURES[name].items())
+    flips = [f for f in result.findings if "flip" in f.name and f.estimate.defined]
+    assert flips, f"{name} reported no defined flip finding"
+    assert {f.estimate.estimate for f in flips} == {0.0}
+    assert "fail" not in {f.status for f in result.findings}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_a_run_analysed_again_from_its_store_gives_the_same_result_without_a_judge(
+    name: str, tmp_path: Any
+) -> None:
+    fixture = FIXTURES[name]
+    store = RunStore(tmp_path / "run.sqlite")
+    result = run_probe_sync(
+        _probe(name), fixture.items(), _engine(fixture.noisy, store), builtin_rubric(fixture.rubric)
+    )
+    assert result.plan is not None
+    design = result.plan.design
+    assert _codec.decode(_codec.loads(_codec.dumps(design))) == design
+    run_id = store.start_run({"probes": [name]})
+    store.put_result(run_id, name, result.to_dict())
+    store.put_plan(run_id, name, result.plan)
+    again = reanalyze(store, run_id, name)
+    assert _comparable(again) == _comparable(store.results(run_id)[name])
+    assert again.usage["calls"] == 0
