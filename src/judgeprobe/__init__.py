@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         RepetitionProbe,
     )
     from judgeprobe.report import build_card
-    from judgeprobe.running import reanalyze, run_probe, run_probe_sync
+    from judgeprobe.running import analyze_offline, reanalyze, run_probe, run_probe_sync
     from judgeprobe.stats import Estimate
 
 _LAZY = {
@@ -42,7 +42,9 @@ _LAZY = {
     "run_audit": "judgeprobe.audit",
     "build_card": "judgeprobe.report",
     "Estimate": "judgeprobe.stats",
-    **dict.fromkeys(("reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.running"),
+    **dict.fromkeys(
+        ("analyze_offline", "reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.running"
+    ),
     **dict.fromkeys(
         (
             "AgreementProbe",
@@ -112,6 +114,7 @@ __all__ = [
     "VerdictStatus",
     "Verdicts",
     "__version__",
+    "analyze_offline",
     "build_card",
     "builtin_rubric",
     "get_rubric",

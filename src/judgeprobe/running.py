@@ -183,6 +183,37 @@ def reanalyze(store: RunStore, run_id: int, name: str) -> ProbeResult:
     return _analyzed(probe, plan, known, CallStats())
 
 
+def analyze_offline(
+    probe: Probe, items: Sequence[Item], rubric: Rubric, *, seed: int = 0
+) -> ProbeResult:
+    """Run ``probe`` on verdicts the items carry (recorded votes), with no judge at all.
+
+    For probes given a recorded ``judge_source`` (and any other plan with no request): plan,
+    analyze, done. A :class:`ConfigError` when the plan needs a judge call.
+
+    Examples
+    --------
+    >>> from judgeprobe.data.items import PairwiseItem, Vote
+    >>> from judgeprobe.probes import HumanAgreementProbe
+    >>> from judgeprobe.rubrics import builtin_rubric
+    >>> votes = (Vote("A", rater="human"), Vote("A", rater="gpt-4"))
+    >>> items = [PairwiseItem(f"q{i}", "p", "a", "b", votes=votes) for i in range(3)]
+    >>> result = analyze_offline(
+    ...     HumanAgreementProbe(judge_source="gpt-4"), items, builtin_rubric("preference")
+    ... )
+    >>> result.finding("agreement").estimate.estimate
+    1.0
+    """
+    ctx = ProbeContext(judge="offline", rubric=rubric, seed=seed, judge_name="recorded")
+    plan = probe.plan(items, ctx)
+    if plan.requests or probe.refine(plan, Verdicts(plan, {})) is not None:
+        raise ConfigError(
+            f"probe {probe.name!r} needs judge calls here ({len(plan.keys)} requests); run it with "
+            "a judge (run_probe_sync) or give it recorded votes (judge_source)"
+        )
+    return _analyzed(probe, plan, {}, CallStats())
+
+
 def run_probe_sync(
     probe: Probe, items: Sequence[Item], engine: Engine, rubric: Rubric, *, seed: int = 0
 ) -> ProbeResult:
