@@ -528,8 +528,12 @@ def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
 @pytest.mark.parametrize(
     ("cls", "options", "message"),
     [
-        (RepetitionProbe, {"counts": (0, 2)}, r"counts must be positive integers, got \(0, 2\)"),
-        (RepetitionProbe, {"modes": ("title",)}, r"modes must be among .*, got \['title'\]"),
+        (RepetitionProbe, {"counts": (0, 2)}, r"counts must be integers >= 1, got \(0, 2\)"),
+        (
+            RepetitionProbe,
+            {"modes": ("title",)},
+            r"modes must be one or more of .*, got \(.title.,\)",
+        ),
         (RepetitionProbe, {"join": "dialogue"}, r"join 'dialogue' repeats whole turns"),
         (RepetitionProbe, {"separator": ""}, r"the separator must not be empty"),
         (ClusterProbe, {"ks": (1,)}, r"ks must be integers >= 2, got \(1,\)"),

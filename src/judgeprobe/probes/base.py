@@ -18,9 +18,9 @@ from typing import Any, ClassVar, Literal
 
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.probes._params import Constraint, check_parameters
 from judgeprobe.stats._validation import check_count, check_level
 from judgeprobe.stats.result import Estimate, TestResult
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 ProbeKind = Literal["invariance", "directional", "agreement", "null"]
 """CheckList-style question a probe asks: is the verdict *invariant* under a change that should
@@ -277,6 +277,17 @@ class Probe:
     finding_names: ClassVar[tuple[str, ...] | None] = None
     """The names of every finding this probe can report, so an audit config can check its
     threshold keys before the run (None: not declared, such keys go unchecked)."""
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {}
+    """What each parameter must be (:mod:`judgeprobe.probes._params`), checked when the probe
+    is made: one declaration per parameter, one checker for every probe."""
+
+    def __post_init__(self) -> None:
+        check_parameters(self, self.constraints)
+        self.check_parameters()
+
+    def check_parameters(self) -> None:
+        """Checks no single parameter's constraint can make (e.g. two thresholds in order)."""
 
     def params(self) -> dict[str, Any]:
         if dataclasses.is_dataclass(self):

@@ -13,7 +13,7 @@ they are counted per mode and ``l`` (the paper's "natural limit on the number of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -37,13 +37,19 @@ from judgeprobe.probes._decisions import (
     score_span,
     with_counts,
 )
+from judgeprobe.probes._params import (
+    INTERVAL_CONSTRAINTS,
+    Constraint,
+    Counts,
+    OneOf,
+    SubsetOf,
+)
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
     ProbeKind,
     ProbeResult,
-    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -104,28 +110,19 @@ class RepetitionProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
-        counts = tuple(self.counts)
-        if not counts or any(isinstance(c, bool) or not isinstance(c, int) for c in counts):
-            raise ConfigError(f"counts must be positive integers, got {self.counts!r}")
-        if min(counts) < 1:
-            raise ConfigError(f"counts must be positive integers, got {self.counts!r}")
-        object.__setattr__(self, "counts", tuple(sorted(set(counts) | {1})))
-        modes = tuple(self.modes)
-        unknown = [m for m in modes if m not in REPEAT_MODES]
-        if not modes or unknown:
-            raise ConfigError(
-                f"modes must be among {', '.join(REPEAT_MODES)}, got {list(self.modes)}"
-            )
-        object.__setattr__(self, "modes", modes)
-        if self.join not in JOIN_STYLES:
-            raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
-        if self.join == "dialogue" and modes != ("both",):
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "counts": Counts(minimum=1, include=(1,)),
+        "modes": SubsetOf(REPEAT_MODES, canonical=False),
+        "join": OneOf(JOIN_STYLES),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
+        if self.join == "dialogue" and self.modes != ("both",):
             raise ConfigError(
                 "join 'dialogue' repeats whole turns; set modes to ('both',) or use 'parallel'"
             )
         Join(self.join, self.separator)
-        check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- plan ---------------------------------------------------------------------------------
     @property
