@@ -31,10 +31,10 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeResult, get_probe_class
-from judgeprobe.running import run_probe_sync
 from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.running import run_probe_sync
 from judgeprobe.stats import classification as cls
 from judgeprobe.verdict import Verdict
 

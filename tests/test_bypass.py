@@ -24,12 +24,12 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
-from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes.bypass import BypassProbe, place
 from judgeprobe.probes.registry import build_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.running import run_probe_sync
 from judgeprobe.verdict import Verdict
 
 HARM = builtin_rubric("harmfulness")

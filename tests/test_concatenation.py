@@ -24,13 +24,13 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.generation import generate_responses, generate_responses_sync
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
-from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import BootstrapOptions, base_request, draw_tuples
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.running import run_probe_sync
 from judgeprobe.stats import paired_mean_pairwise_wasserstein, paired_wasserstein, wasserstein
 from judgeprobe.transforms.concat import Join, concatenate, permute, repeat, score_orders
 from judgeprobe.verdict import Verdict

@@ -19,7 +19,6 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
-from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._length import relative_gap, text_length
 from judgeprobe.probes.base import Probe
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
@@ -28,6 +27,7 @@ from judgeprobe.probes.length_null import LengthNullProbe
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.running import run_probe_sync
 from judgeprobe.stats import ConfidenceInterval, Estimate
 from judgeprobe.transforms.swap import swap_positions
 

@@ -26,7 +26,6 @@ from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import CallableJudge, verdict_from_distribution
 from judgeprobe.probes import Finding, ProbeContext, ProbeResult, get_probe_class
-from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes._policy_nulls import (
     exchangeable_flip_test,
@@ -56,6 +55,7 @@ from judgeprobe.rubrics.generator import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
+from judgeprobe.running import run_probe_sync
 from judgeprobe.stats import Estimate, proportion_above
 from judgeprobe.verdict import Verdict
 

@@ -481,10 +481,10 @@ def test_scale_rubric_gets_an_error_verdict_not_a_score(models: dict[str, Path])
 def test_concatenation_probes_run_end_to_end_with_a_reward_model_judge(
     models: dict[str, Path], engine_for: Callable[[TransformersJudge], Engine]
 ) -> None:
-    from judgeprobe.running import run_probe_sync
     from judgeprobe.probes.cluster import ClusterProbe
     from judgeprobe.probes.permutation import PermutationProbe
     from judgeprobe.probes.repetition import RepetitionProbe
+    from judgeprobe.running import run_probe_sync
 
     judge = TransformersJudge(models["deberta"], batch_size=16, max_tokens_per_batch=512)
     engine = engine_for(judge)

@@ -1,7 +1,7 @@
 """Probes: one reliability test each (plan, refine, analyze), registered by name."""
 
-from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
