@@ -172,6 +172,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "CallableJudge",
         "InProcessJudge",
         "Judge",
+        "JudgeCapabilities",
         "build_judge",
         "label_score",
         "parse_label",

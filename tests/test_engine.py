@@ -7,6 +7,7 @@ lost, and no call that finished is made again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -24,6 +25,7 @@ import pytest
 from fake_server import FakeServer, FaultMix, Scripted, serve_in_thread
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
+from judgeprobe.judge import Judge, JudgeCapabilities
 from judgeprobe.judges import BaseJudge, CallableJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.request import Request
@@ -376,3 +378,107 @@ def test_the_progress_line_shows_its_description_as_written_never_as_markup() ->
     shown = screen.getvalue()
     assert description in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
     assert "\x1b]8;" not in shown  # no terminal hyperlink
+
+
+class _DeclaredOnly:
+    """A judge written against the protocol alone, with no :class:`BaseJudge` underneath.
+
+    It has none of the loose attributes (``batch_size``, ``in_process``, ``count_tokens``) the
+    engine once looked for: what the engine may do is only what ``capabilities`` declares.
+    """
+
+    def __init__(self, capabilities: JudgeCapabilities, delay_s: float = 0.0) -> None:
+        self.capabilities = capabilities
+        self.delay_s = delay_s
+        self.batches: list[int] = []
+        self.counted: list[int] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return "declared-only"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": "declared-only",
+            "endpoint": "https://example.test/declared-secret-value",
+        }
+
+    def secrets(self) -> Sequence[str]:
+        return ["declared-secret-value"]
+
+    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
+        self.counted.append(len(requests))
+        return [len(r.render().split()) for r in requests]
+
+    async def judge(self, request: Request) -> Verdict:
+        return (await self.judge_batch([request]))[0]
+
+    async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]:
+        self.batches.append(len(requests))
+        await asyncio.sleep(self.delay_s)
+        return [Verdict.scored(1.0, label="true") for _ in requests]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _declared_requests(n: int, words: int = 1) -> list[Request]:
+    return [
+        Request.make("declared-only", REFUSAL, {"prompt": f"p{i}", "response": "word " * words})
+        for i in range(n)
+    ]
+
+
+def test_a_judge_with_only_the_protocol_members_is_a_judge() -> None:
+    assert isinstance(_DeclaredOnly(JudgeCapabilities()), Judge)
+
+
+async def test_the_engine_batches_by_the_declared_batch_size_and_redacts_declared_secrets() -> None:
+    judge = _DeclaredOnly(JudgeCapabilities(batch_size=4, max_concurrency=2))
+    store = RunStore(":memory:")
+    result = await Engine(judge, store, EngineConfig(progress=False)).run(_declared_requests(10))
+    assert result.complete and result.stats.called == 10
+    assert sorted(judge.batches) == [2, 4, 4]
+    assert "declared-secret-value" not in json.dumps(store.judges())
+
+
+async def test_the_engine_skips_inputs_beyond_the_declared_context_window() -> None:
+    short = _DeclaredOnly(JudgeCapabilities()).count_tokens_many(_declared_requests(1))[0]
+    assert short is not None
+    judge = _DeclaredOnly(JudgeCapabilities(context_window=short + 5))
+    requests = [*_declared_requests(3), *_declared_requests(2, words=50)]
+    result = await Engine(judge, RunStore(":memory:"), EngineConfig(progress=False)).run(requests)
+    assert (result.stats.called, result.stats.skipped) == (3, 2)
+    assert judge.counted == [5]  # every input counted once, in one call
+
+
+@pytest.mark.parametrize(("in_process", "status"), [(False, "error"), (True, "ok")])
+async def test_the_call_timeout_follows_the_declared_in_process_capability(
+    in_process: bool, status: str
+) -> None:
+    judge = _DeclaredOnly(JudgeCapabilities(in_process=in_process), delay_s=0.3)
+    config = EngineConfig(progress=False, timeout_s=0.05, max_retries=0)
+    (request,) = _declared_requests(1)
+    result = await Engine(judge, RunStore(":memory:"), config).run([request])
+    assert result.verdicts[request.key].status.value == status
+
+
+def test_a_base_judge_declares_the_capabilities_its_attributes_set() -> None:
+    assert _CountingBatcher().capabilities == JudgeCapabilities(batch_size=256)
+    judge = CallableJudge(lambda r: 1.0, name="c", max_concurrency=3, context_window=99)
+    assert judge.capabilities == JudgeCapabilities(max_concurrency=3, context_window=99)
+    assert BaseJudge().capabilities == JudgeCapabilities()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"batch_size": 0}, r"judge capability batch_size must be an integer >= 1, got 0"),
+        ({"max_concurrency": 1.5}, r"judge capability max_concurrency must be an integer >= 1"),
+        ({"context_window": 0}, r"judge capability context_window must be an integer >= 1"),
+        ({"in_process": "yes"}, r"judge capability in_process must be a bool, got 'yes'"),
+    ],
+)
+def test_a_capability_out_of_range_is_a_config_error(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        JudgeCapabilities(**options)

@@ -46,17 +46,17 @@ from judgeprobe.rubrics import (
     builtin_variants,
     load_variants,
 )
-from judgeprobe.rubrics.generator import (
+from judgeprobe.rubrics.validation import validate_variant, validate_variants
+from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
+from judgeprobe.running import run_probe_sync
+from judgeprobe.stats import Estimate, proportion_above
+from judgeprobe.variant_generation import (
     GeneratorPrompts,
     VariantGenerator,
     check_equivalence,
     engine_completion,
     parse_rewrite,
 )
-from judgeprobe.rubrics.validation import validate_variant, validate_variants
-from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.running import run_probe_sync
-from judgeprobe.stats import Estimate, proportion_above
 from judgeprobe.verdict import Verdict
 
 DATA = Path(

@@ -149,7 +149,7 @@ async def test_a_wrong_endpoint_on_a_real_server_is_a_fatal_error(llama_server: 
 async def test_rubric_variants_are_generated_through_a_real_server_and_each_candidate_is_checked(
     llama_server: str,
 ) -> None:
-    from judgeprobe.rubrics.generator import VariantGenerator, engine_completion
+    from judgeprobe.variant_generation import VariantGenerator, engine_completion
 
     judge = OpenAIJudge(llama_server, MODEL, logprobs=False, seed=1)
     store = RunStore(":memory:")

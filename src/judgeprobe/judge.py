@@ -5,16 +5,59 @@ A backend turns one :class:`~judgeprobe.request.Request` into one
 that, once, for all backends. A backend only classifies its failures: it raises
 :class:`~judgeprobe.errors.RetryableJudgeError` for transient ones and
 :class:`~judgeprobe.errors.FatalJudgeError` for permanent ones. Backends build on
-:class:`judgeprobe.judges.BaseJudge`.
+:class:`judgeprobe.judges.BaseJudge`, which supplies a default for every member but
+:meth:`Judge.judge`.
+
+What the engine may do with a judge (how many calls at once, how many requests a call, how long
+an input, whether a call can be timed out) is declared in its :class:`JudgeCapabilities`, never
+guessed from which attributes it happens to have.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from judgeprobe.errors import ConfigError
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCapabilities:
+    """What a judge declares to the engine about how it may be called.
+
+    Examples
+    --------
+    >>> JudgeCapabilities(max_concurrency=16, context_window=8192)
+    JudgeCapabilities(max_concurrency=16, batch_size=1, context_window=8192, in_process=False)
+    >>> JudgeCapabilities(batch_size=0)
+    Traceback (most recent call last):
+    ...
+    judgeprobe.errors.ConfigError: judge capability batch_size must be an integer >= 1, got 0
+    """
+
+    max_concurrency: int = 1
+    """How many calls the engine may have in flight to this judge."""
+    batch_size: int = 1
+    """How many requests one :meth:`Judge.judge_batch` call takes (1: per-request calls)."""
+    context_window: int | None = None
+    """Input tokens the judge can read; None when unknown or unbounded."""
+    in_process: bool = False
+    """True when calls run a model in this process, where a timeout cannot stop them."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_concurrency", "batch_size", "context_window"):
+            value = getattr(self, name)
+            if value is None and name == "context_window":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"judge capability {name} must be an integer >= 1, got {value!r}")
+        if not isinstance(self.in_process, bool):
+            raise ConfigError(
+                f"judge capability in_process must be a bool, got {self.in_process!r}"
+            )
 
 
 @runtime_checkable
@@ -38,17 +81,17 @@ class Judge(Protocol):
         """What this judge is: backend, model, revision, endpoint, decoding parameters."""
         ...
 
-    max_concurrency: int
-    """How many calls the engine may have in flight to this judge."""
-    batch_size: int
-    """How many requests one :meth:`judge_batch` call takes (1: per-request calls)."""
-    context_window: int | None
-    """Input tokens the judge can read; None when unknown or unbounded."""
-    in_process: bool
-    """True when calls run a model in this process, where a timeout cannot stop them."""
+    @property
+    def capabilities(self) -> JudgeCapabilities:
+        """How the engine may call this judge (concurrency, batching, window, timeouts)."""
+        ...
 
-    def count_tokens(self, request: Request) -> int | None:
-        """Tokens of the rendered input, or None when the judge cannot tell."""
+    def secrets(self) -> Sequence[str]:
+        """Values this judge is configured with that must never be written (API keys...)."""
+        ...
+
+    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
+        """Tokens of each request's rendered input; None where the judge cannot tell."""
         ...
 
     async def judge(self, request: Request) -> Verdict: ...

@@ -5,6 +5,8 @@ that exceed the judge's context window, runs the rest with bounded concurrency, 
 failures with exponential backoff and full jitter (honouring Retry-After), respects rate limits and
 budgets, and stores every verdict the moment it arrives. The judge's secrets (its API key, a key
 in its request body or base URL) are handed to the store, which redacts them from all it writes.
+How it may call the judge (concurrency, batch size, context window, whether a call can be timed
+out) it reads from the judge's declared :class:`~judgeprobe.judge.JudgeCapabilities`, once per run.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
-from judgeprobe.judge import Judge
+from judgeprobe.judge import Judge, JudgeCapabilities
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict, VerdictStatus, check_score
 
@@ -125,9 +127,7 @@ class Engine:
         )
         self._meter = BudgetMeter(self.config.budget)
         self._rng = random.Random()
-        secrets = getattr(judge, "secrets", None)  # optional in the protocol
-        if secrets is not None:
-            store.add_secrets(list(secrets()))
+        store.add_secrets(list(judge.secrets()))
         store.register_judge(judge.fingerprint, judge.describe())
 
     # -- public -------------------------------------------------------------------------------
@@ -150,11 +150,14 @@ class Engine:
             verdicts = {k: v for k, v in verdicts.items() if v.status is not VerdictStatus.ERROR}
         stats.cached = len(verdicts)
         missing = [r for r in distinct if r.key not in verdicts]
-        counts = self._count_tokens(missing)
-        missing = self._skip_oversized(missing, counts, verdicts, stats)
+        capabilities = self.judge.capabilities
+        counts = self._count_tokens(missing, capabilities)
+        missing = self._skip_oversized(missing, counts, capabilities, verdicts, stats)
         costs = self._token_costs(missing, counts)
 
-        stopped = await self._judge_missing(missing, costs, verdicts, stats, description)
+        stopped = await self._judge_missing(
+            missing, costs, capabilities, verdicts, stats, description
+        )
         stats.pending = len(distinct) - len(verdicts)
         self.totals.add(stats)
         return EngineResult(verdicts, stats, stopped)
@@ -166,16 +169,13 @@ class Engine:
         return run_blocking(self.run(requests, description=description))
 
     # -- internals ----------------------------------------------------------------------------
-    def _count_tokens(self, requests: list[Request]) -> dict[str, int | None]:
+    def _count_tokens(
+        self, requests: list[Request], capabilities: JudgeCapabilities
+    ) -> dict[str, int | None]:
         """The judge's token count of each request's input, where a window or budget needs it."""
-        if self.judge.context_window is None and self.config.budget.max_tokens is None:
+        if capabilities.context_window is None and self.config.budget.max_tokens is None:
             return {}
-        count_many = getattr(self.judge, "count_tokens_many", None)  # optional in the protocol
-        counts = (
-            count_many(requests)
-            if count_many is not None
-            else [self.judge.count_tokens(request) for request in requests]
-        )
+        counts = self.judge.count_tokens_many(requests)
         return {r.key: tokens for r, tokens in zip(requests, counts, strict=True)}
 
     def _token_costs(
@@ -193,10 +193,11 @@ class Engine:
         self,
         requests: list[Request],
         counts: dict[str, int | None],
+        capabilities: JudgeCapabilities,
         verdicts: dict[str, Verdict],
         stats: CallStats,
     ) -> list[Request]:
-        window = self.judge.context_window
+        window = capabilities.context_window
         if window is None:
             return requests
         kept = []
@@ -220,20 +221,21 @@ class Engine:
         self,
         missing: list[Request],
         costs: dict[str, int],
+        capabilities: JudgeCapabilities,
         verdicts: dict[str, Verdict],
         stats: CallStats,
         description: str,
     ) -> str | None:
         if not missing:
             return None
-        size = max(1, self.judge.batch_size)
+        size = capabilities.batch_size
         if size > 1:
             missing.sort(key=lambda r: len(r.render()))
         batches = [missing[i : i + size] for i in range(0, len(missing), size)]
         queue: asyncio.Queue[list[Request]] = asyncio.Queue()
         for batch in batches:
             queue.put_nowait(batch)
-        workers = self.config.concurrency or self.judge.max_concurrency
+        workers = self.config.concurrency or capabilities.max_concurrency
         workers = max(1, min(workers, len(batches)))
         stopped: list[str] = []
         done_before = len(verdicts)
@@ -243,7 +245,7 @@ class Engine:
             async def worker() -> None:
                 while not queue.empty() and not stopped:
                     batch = queue.get_nowait()
-                    results = await self._call(batch, costs, stats, stopped)
+                    results = await self._call(batch, costs, capabilities, stats, stopped)
                     for request, verdict in results:
                         verdicts[request.key] = self.store.put(request, verdict)
                         self._count(verdict, stats)
@@ -272,6 +274,7 @@ class Engine:
         self,
         batch: Sequence[Request],
         costs: dict[str, int],
+        capabilities: JudgeCapabilities,
         stats: CallStats,
         stopped: list[str],
     ) -> list[tuple[Request, Verdict]]:
@@ -295,18 +298,21 @@ class Engine:
             reserved = sum(estimates)
             if self._limiter.active:
                 # judges that cannot count tokens are charged about four characters a token
-                tokens = sum(self.judge.count_tokens(r) or len(r.render()) // 4 for r in batch)
+                counts = self.judge.count_tokens_many(batch)
+                tokens = sum(
+                    tokens or len(r.render()) // 4 for r, tokens in zip(batch, counts, strict=True)
+                )
                 await self._limiter.acquire(tokens)
             started = time.perf_counter()
             retry_after: float | None = None
             try:
-                if len(batch) == 1 and self.judge.batch_size == 1:
+                if len(batch) == 1 and capabilities.batch_size == 1:
                     coroutine: Coroutine[Any, Any, list[Verdict]] = _one(self.judge, batch[0])
                 else:
                     coroutine = self.judge.judge_batch(batch)
                 # A thread cannot be cancelled: a timeout on an in-process model would only queue
                 # a second attempt behind the first, so those run to completion.
-                limit = None if getattr(self.judge, "in_process", False) else self.config.timeout_s
+                limit = None if capabilities.in_process else self.config.timeout_s
                 async with asyncio.timeout(limit):  # no extra task per call
                     results = await coroutine
             except RetryableJudgeError as exc:

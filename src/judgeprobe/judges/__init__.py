@@ -1,6 +1,6 @@
 """Judges: the protocol and its backends (callable, llama.cpp, classifier, OpenAI-compatible)."""
 
-from judgeprobe.judge import Judge
+from judgeprobe.judge import Judge, JudgeCapabilities
 from judgeprobe.judges.base import BaseJudge, InProcessJudge
 from judgeprobe.judges.callable import CallableJudge
 from judgeprobe.judges.parsing import (
@@ -16,6 +16,7 @@ __all__ = [
     "CallableJudge",
     "InProcessJudge",
     "Judge",
+    "JudgeCapabilities",
     "build_judge",
     "label_score",
     "parse_label",

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from judgeprobe._hashing import content_hash
+from judgeprobe.judge import JudgeCapabilities
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
 
@@ -23,7 +24,11 @@ T = TypeVar("T")
 
 
 class BaseJudge:
-    """Backend defaults: fingerprint from :meth:`describe`, per-request batching, no-op close."""
+    """Backend defaults: fingerprint from :meth:`describe`, per-request batching, no-op close.
+
+    A backend declares its capabilities by setting the attributes below (on the class, or on the
+    instance when they depend on its options); :attr:`capabilities` hands them to the engine.
+    """
 
     backend: str = "base"
     max_concurrency: int = 1
@@ -32,6 +37,17 @@ class BaseJudge:
     in_process: bool = False
     """True for models run in this process (see :class:`InProcessJudge`): no call timeout."""
 
+    @property
+    def capabilities(self) -> JudgeCapabilities:
+        """The declared :attr:`max_concurrency`, :attr:`batch_size`, :attr:`context_window`
+        and :attr:`in_process`, checked (a value out of range is a ``ConfigError``)."""
+        return JudgeCapabilities(
+            max_concurrency=self.max_concurrency,
+            batch_size=self.batch_size,
+            context_window=self.context_window,
+            in_process=self.in_process,
+        )
+
     def describe(self) -> dict[str, Any]:
         return {"backend": self.backend}
 
@@ -39,7 +55,7 @@ class BaseJudge:
         """Values this judge is configured with that must never be written (API keys...).
 
         The engine hands them to the run store, which redacts them from every verdict, error
-        and description it writes. Optional in the :class:`Judge` protocol; none by default.
+        and description it writes. None by default.
         """
         return []
 
@@ -48,6 +64,7 @@ class BaseJudge:
         return content_hash(self.describe())
 
     def count_tokens(self, request: Request) -> int | None:
+        """Tokens of ``request``'s rendered input; None (the default) when the judge cannot tell."""
         return None
 
     def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:

@@ -67,13 +67,17 @@ _loaded = False
 
 
 def _load_plugins() -> None:
-    """Import built-in probes and third-party ones from the ``judgeprobe.probes`` entry points."""
+    """Import third-party probes from the ``judgeprobe.probes`` entry points.
+
+    The built-in probes need no import here: each registers itself when its module is imported,
+    and Python runs the package ``judgeprobe.probes`` (which imports them all) before any module
+    of it, this one included. Importing the package from here would tie the registry, which every
+    probe imports, back to every probe.
+    """
     global _loaded
     if _loaded:
         return
     _loaded = True
-    import judgeprobe.probes as builtin  # noqa: F401  (registers built-ins on import)
-
     for entry in metadata.entry_points(group="judgeprobe.probes"):
         loaded: Callable[..., object] = entry.load()
         del loaded

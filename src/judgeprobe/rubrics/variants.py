@@ -197,7 +197,7 @@ class VariantSet(BaseModel):
             raise RubricError(
                 f"these variants were written for rubric {self.rubric!r} with hash "
                 f"{self.rubric_hash}, but the rubric under audit ({base.name!r}) has hash "
-                f"{base.hash}; regenerate them (judgeprobe.rubrics.generator) or drop "
+                f"{base.hash}; regenerate them (judgeprobe.variant_generation) or drop "
                 "'rubric_hash' from the file if the wording change is deliberate"
             )
 

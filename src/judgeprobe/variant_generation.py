@@ -6,7 +6,7 @@ stricter and a more lenient shift), validates every candidate
 (:func:`~judgeprobe.rubrics.validation.validate_variant`) and, for the meaning-preserving classes,
 optionally asks the model whether the rewrite is equivalent to the original. A rejected candidate
 is kept with its reasons and the slot is retried with a new attempt number, up to ``attempts``
-times. The prompts live in ``generator_prompts.yaml`` (:class:`GeneratorPrompts`).
+times. The prompts live in ``rubrics/generator_prompts.yaml`` (:class:`GeneratorPrompts`).
 
 The model is any ``async complete(prompt) -> str``. :func:`engine_completion` makes one from a
 judgeprobe :class:`~judgeprobe.engine.Engine`, e.g. around an
@@ -18,6 +18,10 @@ store, retried and budgeted like judge calls::
     Path("refusal.variants.yaml").write_text(result.variant_set().to_yaml())
 
 Generated sets record the base rubric's hash, so they are refused for another wording.
+
+The generator drives the engine, so it lives above it, beside response generation
+(:mod:`judgeprobe.generation`); :mod:`judgeprobe.rubrics` holds only what a rubric and its
+variants are and how they are checked.
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
+from judgeprobe.engine import Engine, run_blocking
 from judgeprobe.errors import RubricError
+from judgeprobe.request import Request
 from judgeprobe.rubrics.rubric import Rubric
 from judgeprobe.rubrics.validation import ValidationReport, decision_classes, validate_variant
 from judgeprobe.rubrics.variants import (
@@ -43,9 +49,6 @@ from judgeprobe.rubrics.variants import (
     Variant,
     VariantSet,
 )
-
-if TYPE_CHECKING:
-    from judgeprobe.engine import Engine
 
 Complete = Callable[[str], Awaitable[str]]
 """An async function that sends one prompt to a language model and returns its text."""
@@ -212,8 +215,6 @@ class VariantGenerator:
         self, base: Rubric, transforms: Sequence[TransformClass] = TRANSFORMS
     ) -> GenerationResult:
         """:meth:`generate` for code without an event loop."""
-        from judgeprobe.engine import run_blocking
-
         return run_blocking(self.generate(base, transforms))
 
     def rewrite_prompt(
@@ -328,8 +329,6 @@ def engine_completion(engine: Engine, *, max_new_tokens: int = 800) -> Complete:
     Calls are cached in the engine's run store, retried and budgeted; a failed call raises
     :class:`RubricError` (the generator records it as a rejected attempt).
     """
-    from judgeprobe.request import Request
-
     rubric = Rubric(
         name="variant-generator",
         kind="generation",
