@@ -20,7 +20,7 @@ from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.probes import check_probe
+from judgeprobe.running import check_probe
 from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.rubrics import builtin_rubric
