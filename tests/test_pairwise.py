@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from judgeprobe._codec import decode, dumps, loads
 from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
-from judgeprobe.errors import ConfigError
+from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.judges import CallableJudge
 from judgeprobe.plan import ProbeContext, Verdicts
@@ -363,6 +364,35 @@ def test_position_free_judge_is_fully_consistent() -> None:
     assert result.finding("position_consistency").estimate.estimate == 1.0
     assert result.finding("swap_flip_rate").estimate.estimate == 0.0
     assert result.finding("first_position_share").estimate.estimate == 0.5
+
+
+def test_a_judge_that_scores_without_a_label_is_read_by_the_rubrics_rule_and_mapped_back() -> None:
+    """Score 0.8 is A, the response shown first, in both orders: after mapping the swapped
+    decision back, every pair is a first-position flip."""
+    items = synthetic_pairs(30, seed=8)
+    result = run_live(PositionProbe(by=()), items, lambda request: 0.8)
+    assert result.finding("first_position_bias").estimate.estimate == 1.0
+    assert result.finding("position_consistency").estimate.estimate == 0.0
+    assert result.tables["swap_table"]["A|B"] == 30
+
+
+PAIRWISE_PROBES = ("human_agreement", "length_null", "position", "length_controlled_win_rate")
+
+
+@pytest.mark.parametrize("source", ["live", "gpt-4"])
+@pytest.mark.parametrize("name", PAIRWISE_PROBES)
+def test_a_pairwise_item_id_that_occurs_twice_is_a_data_error(name: str, source: str) -> None:
+    items = _hand_items()
+    probe = get_probe_class(name)(judge_source=source)  # type: ignore[call-arg]
+    with pytest.raises(DataError, match=rf"item id {items[0].id!r} occurs twice"):
+        probe.plan([*items, items[0]], CTX)
+
+
+@pytest.mark.parametrize("name", PAIRWISE_PROBES)
+def test_a_pairwise_design_round_trips_through_the_run_stores_json(name: str) -> None:
+    plan = get_probe_class(name)().plan(_hand_items(), CTX)
+    assert decode(loads(dumps(plan.design))) == plan.design
+    assert set(plan.design.judged) <= {item.id for item in plan.design.items}
 
 
 def test_failed_verdicts_are_excluded_and_counted_never_scored() -> None:
