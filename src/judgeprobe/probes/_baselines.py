@@ -11,6 +11,10 @@ on those pooled decisions. The ranking score (for AUC) is the feature signed by 
 fitted on the other half. The set of baselines is fixed in advance; which of them is "best" is
 chosen per metric on the out-of-fold results, which can only make the bar the judge must clear
 higher.
+
+The judge is then measured against the best of them (:func:`baseline_findings`): the judge's
+metric minus the best baseline's, paired on the same bootstrap rows, is what decides the
+agreement probe's verdict (:data:`GATED`).
 """
 
 from __future__ import annotations
