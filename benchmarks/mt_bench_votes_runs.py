@@ -34,7 +34,8 @@ from pathlib import Path
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.data.mt_bench_votes import GPT4, LengthScope, Match, load_mt_bench_votes
 from judgeprobe.falsifier import load_falsifier
-from judgeprobe.probes import ProbeContext, ProbeResult
+from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes._length import OnEqual
 from judgeprobe.probes._pairwise import MajorityTies
 from judgeprobe.probes.base import pairwise_items
@@ -48,6 +49,14 @@ DATA = Path(os.environ.get("JUDGEPROBE_DATA", ROOT.parent / "shared" / "data"))
 VOTES = DATA / "mt_bench_human_judgments"
 FALSIFIER = ROOT / "benchmarks" / "falsifiers" / "mt_bench_votes_length_confound.yaml"
 RECORDED = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), seed=0)
+
+
+def analyzed(probe: Probe, items: Sequence[PairwiseItem]) -> ProbeResult:
+    """``probe``'s result on the recorded votes of ``items`` (its plan asks for no judge call)."""
+    plan = probe.plan(items, RECORDED)
+    return probe.analyze(plan, Verdicts(plan, {}))
+
+
 BINS = ("<5%", "<10%", "10-30%", ">30%")
 
 
@@ -121,7 +130,7 @@ def agreement_table() -> str:
         pairs = items(match)
         for ties in ("drop", "count"):
             probe = HumanAgreementProbe(judge_source=GPT4, majority_ties=ties, by=())
-            result = probe.analyze(pairs, RECORDED, {})
+            result = analyzed(probe, pairs)
             majority = result.finding("judge_human_majority_agreement").estimate
             kappa = result.finding("judge_human_majority_kappa").estimate
             votes = result.finding("judge_human_vote_agreement").estimate
@@ -161,7 +170,7 @@ def null_result(reading: Reading, on_equal: OnEqual = "tie") -> ProbeResult:
         falsifier=load_falsifier(FALSIFIER),
         by=(),
     )
-    return probe.analyze(items(reading.match, reading.lengths), RECORDED, {})
+    return analyzed(probe, items(reading.match, reading.lengths))
 
 
 def null_tables() -> str:

@@ -31,7 +31,8 @@ from judgeprobe.data.pairwise_sets import (
     load_pandalm,
 )
 from judgeprobe.falsifier import load_falsifier
-from judgeprobe.probes import ProbeContext, ProbeResult
+from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.base import pairwise_items
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
 from judgeprobe.probes.length_control import LengthControlledWinRateProbe
@@ -55,6 +56,12 @@ LLMBAR_SETS = (
 RECORDED = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), seed=0)
 
 
+def analyzed(probe: Probe, items: Sequence[PairwiseItem]) -> ProbeResult:
+    """``probe``'s result on the recorded votes of ``items`` (its plan asks for no judge call)."""
+    plan = probe.plan(items, RECORDED)
+    return probe.analyze(plan, Verdicts(plan, {}))
+
+
 def fmt(est: Estimate) -> str:
     """``0.815 [0.780, 0.848]``."""
     return f"{est.estimate:.3f} [{est.ci.low:.3f}, {est.ci.high:.3f}]"
@@ -69,10 +76,10 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def pandalm_tables(judge: str) -> str:
     """The MT-Bench study's two tables, for one recorded PandaLM-test-set judge."""
     items = list(load_pandalm(DATA / "pandalm_testset").items)
-    agreement = HumanAgreementProbe(judge_source=judge, by=()).analyze(items, RECORDED, {})
+    agreement = analyzed(HumanAgreementProbe(judge_source=judge, by=()), items)
     null_probe = LengthNullProbe(judge_source=judge, by=(), falsifier=load_falsifier(FALSIFIER))
-    null = null_probe.analyze(items, RECORDED, {})
-    lc = LengthControlledWinRateProbe(judge_source=judge).analyze(items, RECORDED, {})
+    null = analyzed(null_probe, items)
+    lc = analyzed(LengthControlledWinRateProbe(judge_source=judge), items)
 
     def row(label: str, what: str, result: ProbeResult, name: str, **labels: str) -> list[object]:
         est = result.finding(name, **labels).estimate
@@ -149,7 +156,7 @@ def pandalm_tables(judge: str) -> str:
 
 def null_row(name: str, items: Sequence[PairwiseItem]) -> list[object]:
     probe = LengthNullProbe(by=(), cluster="prompt", compare_units=("words",))
-    result = probe.analyze(items, RECORDED, {})
+    result = analyzed(probe, items)
     chars = result.finding("null_human_majority_agreement", unit="chars").estimate
     words = result.finding("null_human_majority_agreement", unit="words").estimate
     return [name, chars.n, fmt(chars), fmt(words)]

@@ -23,6 +23,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from judgeprobe._codec import decode, dumps, loads
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.data.pyrit import load_pyrit_csv
@@ -30,6 +31,7 @@ from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
+from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import ProbeResult, get_probe_class
 from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.request import Request
@@ -222,6 +224,15 @@ def test_a_judge_in_the_neutral_band_is_never_a_hit() -> None:
 def test_items_without_labels_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="needs pointwise items with human labels"):
         run([PointwiseItem("a", "p", "r")], lambda r: 1.0)
+
+
+def test_the_design_holds_the_labeled_items_and_the_scale_map_and_round_trips() -> None:
+    data = [*items(20), PointwiseItem("unlabeled", "p", "r")]
+    plan = AgreementProbe().plan(data, ProbeContext("j", HARM))
+    assert [item.id for item in plan.design.items] == [item.id for item in data[:20]]
+    assert plan.design.mapping.describe() == "judge [1, 5] -> human [0, 1] (linear)"
+    assert set(plan.requests) == {("base", item.id) for item in data[:20]}
+    assert decode(loads(dumps(plan.design))) == plan.design
 
 
 def test_the_probe_is_registered_and_checks_its_parameters() -> None:

@@ -410,3 +410,20 @@ def test_scoring_a_dataset_gives_one_row_per_item_and_trial_and_writes_csv(tmp_p
     assert written[0].startswith("item_id,trial,status,score") and len(written) == 11
     with pytest.raises(ConfigError, match="does not have"):
         score_items_sync(items, engine, PREFERENCE)
+
+
+def test_scoring_decides_a_pairwise_verdict_by_the_rubrics_one_rule() -> None:
+    """A pairwise score without a label is decided as the probes decide it (above 0.5 is A)."""
+    from judgeprobe.data.items import PairwiseItem
+    from judgeprobe.scoring import score_items_sync
+
+    items = [PairwiseItem(f"p{k}", "Which is kinder?", f"yes {k}", f"no {k}") for k in range(3)]
+    scores = {"yes 0": 0.8, "yes 1": 0.2, "yes 2": 0.5}
+    judge = CallableJudge(lambda request: scores[request.field_map["response_a"]], name="prob")
+    engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+    records = score_items_sync(items, engine, PREFERENCE).to_records()
+    assert [(r["label"], r["decision"]) for r in records] == [
+        (None, "A"),
+        (None, "B"),
+        (None, "tie"),
+    ]

@@ -106,6 +106,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
     ),
     3: (
         "probes",
+        "probes._agreement_data",
+        "probes._agreement_findings",
         "probes._baselines",
         "probes._decisions",
         "probes._length",

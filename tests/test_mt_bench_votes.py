@@ -12,6 +12,7 @@ import csv
 import json
 import os
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ import pytest
 from judgeprobe.data import PairwiseItem, Vote, item_fields, load_dataset, load_mt_bench_votes
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.falsifier import load_falsifier
-from judgeprobe.probes import ProbeContext
+from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
 from judgeprobe.probes.length_control import LengthControlledWinRateProbe
 from judgeprobe.probes.length_null import LengthNullProbe
@@ -31,6 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("JUDGEPROBE_DATA") or ROOT.parent / "shared" / "data")
 FALSIFIER = ROOT / "benchmarks" / "falsifiers" / "mt_bench_votes_length_confound.yaml"
 CTX = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), seed=0)
+
+
+def analyzed(probe: Probe, items: Sequence[PairwiseItem]) -> ProbeResult:
+    """``probe``'s result with no judge verdict (recorded votes need none)."""
+    plan = probe.plan(items, CTX)
+    return probe.analyze(plan, Verdicts(plan, {}))
+
+
 HEADER = "question_id,model_a,model_b,winner,judge,turn"
 
 
@@ -75,7 +85,7 @@ def test_live_probes_on_items_without_texts_say_that_they_need_the_texts() -> No
     items = [length_only("q1", 3, 5, Vote("A"))]
     for probe in (HumanAgreementProbe(), LengthNullProbe(unit="words"), PositionProbe()):
         with pytest.raises(DataError, match="a judge request needs the texts"):
-            probe.plan(items, CTX, {})
+            probe.plan(items, CTX)
 
 
 def test_a_length_unit_the_data_does_not_give_is_a_config_error_naming_the_option() -> None:
@@ -84,13 +94,13 @@ def test_a_length_unit_the_data_does_not_give_is_a_config_error_naming_the_optio
         ConfigError,
         match=r"unit='chars': length unit 'chars' needs the response texts.*in \['words'\] only",
     ):
-        LengthNullProbe(judge_source="gpt-4").analyze(items, CTX, {})
+        analyzed(LengthNullProbe(judge_source="gpt-4"), items)
     with pytest.raises(
         ConfigError, match=r"compare_units=\('words', 'tokens'\): length unit 'tokens'"
     ):
-        LengthNullProbe(judge_source="gpt-4", unit="words").analyze(items, CTX, {})
+        analyzed(LengthNullProbe(judge_source="gpt-4", unit="words"), items)
     with pytest.raises(ConfigError, match="unit='tokens': length unit 'tokens' needs"):
-        LengthControlledWinRateProbe(judge_source="gpt-4", unit="tokens").analyze(items, CTX, {})
+        analyzed(LengthControlledWinRateProbe(judge_source="gpt-4", unit="tokens"), items)
 
 
 def test_length_null_and_bins_work_from_lengths_given_as_data() -> None:
@@ -101,7 +111,7 @@ def test_length_null_and_bins_work_from_lengths_given_as_data() -> None:
         length_only("q3", 100, 96, Vote("B")),
     ]
     probe = LengthNullProbe(judge_source="gpt-4", unit="words", compare_units=(), by=())
-    result = probe.analyze(items, CTX, {})
+    result = analyzed(probe, items)
     votes = result.finding("null_human_vote_agreement", unit="words").estimate
     assert (votes.estimate, votes.n) == (pytest.approx(3 / 4), 4)
     assert result.finding("null_judge_agreement", unit="words").estimate.estimate == pytest.approx(
@@ -116,7 +126,7 @@ def test_length_null_and_bins_work_from_lengths_given_as_data() -> None:
 def test_length_controlled_win_rate_reads_the_given_lengths() -> None:
     items = [length_only(f"q{i}", 10, 10 + i, Vote("B")) for i in range(30)]
     probe = LengthControlledWinRateProbe(judge_source="gpt-4", unit="words", min_comparisons=2)
-    result = probe.analyze(items, CTX, {})
+    result = analyzed(probe, items)
     assert result.finding("raw_win_rate", candidate="A", rater="judge").estimate.estimate == 0.0
 
 
@@ -131,9 +141,9 @@ def test_majority_ties_drop_takes_the_majority_of_the_decisive_votes() -> None:
     # one A and two ties: counted, the majority is a tie (dropped with ties excluded);
     # dropped first, the majority of the decisive votes is A
     items = [length_only("q1", 3, 5, Vote("A"), Vote("tie"), Vote("tie"), judge="A")]
-    counted = HumanAgreementProbe(judge_source="gpt-4", by=()).analyze(items, CTX, {})
-    dropped = HumanAgreementProbe(judge_source="gpt-4", by=(), majority_ties="drop").analyze(
-        items, CTX, {}
+    counted = analyzed(HumanAgreementProbe(judge_source="gpt-4", by=()), items)
+    dropped = analyzed(
+        HumanAgreementProbe(judge_source="gpt-4", by=(), majority_ties="drop"), items
     )
     assert counted.finding("judge_human_majority_agreement").estimate.n == 0
     majority = dropped.finding("judge_human_majority_agreement").estimate
@@ -338,7 +348,7 @@ def test_the_posts_ordered_join_gives_86_3_percent_on_798_units() -> None:
     ds = load_mt_bench_votes(votes_folder(), match="ordered")
     assert ds.metadata["units_with_both"] == 1232
     probe = HumanAgreementProbe(judge_source="gpt-4", majority_ties="drop", by=())
-    est = probe.analyze(ds.items, CTX, {}).finding("judge_human_majority_agreement").estimate
+    est = analyzed(probe, ds.items).finding("judge_human_majority_agreement").estimate
     assert est.n == 798
     assert round(est.estimate, 3) == 0.863
     assert est.estimate * est.n == pytest.approx(689)
@@ -357,7 +367,7 @@ def test_the_default_matching_keeps_the_votes_the_ordered_join_drops() -> None:
     assert dropped == len(human) - joined
     assert unordered.metadata["human_votes_without_gpt4_vote"] == 0
     probe = HumanAgreementProbe(judge_source="gpt-4", by=())
-    est = probe.analyze(unordered.items, CTX, {}).finding("judge_human_majority_agreement").estimate
+    est = analyzed(probe, unordered.items).finding("judge_human_majority_agreement").estimate
     assert est.n == 1070
     assert est.estimate * est.n == pytest.approx(947)
     assert est.ci.low < est.estimate < est.ci.high
@@ -389,7 +399,7 @@ def test_length_null_by_words_matches_an_independent_recount(
     probe = LengthNullProbe(
         judge_source="gpt-4", unit="words", compare_units=(), on_equal="tie", by=()
     )
-    result = probe.analyze(ds.items, CTX, {})
+    result = analyzed(probe, ds.items)
     for name, rows in (("null_human_vote_agreement", human), ("null_judge_agreement", gpt4)):
         est = result.finding(name, unit="words").estimate
         agree, n = hits(rows)
@@ -420,7 +430,7 @@ def test_the_declared_falsifier_on_the_released_votes(
         falsifier=load_falsifier(FALSIFIER),
         by=(),
     )
-    result = probe.analyze(ds.items, CTX, {})
+    result = analyzed(probe, ds.items)
     partition = ("<10%", "10-30%", ">30%")
     assert sum(result.finding("bin_judge_agreement", bin=b).estimate.n for b in partition) == (
         compared
@@ -431,7 +441,7 @@ def test_the_declared_falsifier_on_the_released_votes(
 
 def test_position_probe_reads_gpt4s_swap_protocol_without_texts() -> None:
     ds = load_mt_bench_votes(votes_folder())
-    result = PositionProbe(judge_source="gpt-4", by=()).analyze(ds.items, CTX, {})
+    result = analyzed(PositionProbe(judge_source="gpt-4", by=()), ds.items)
     est = result.finding("position_consistency").estimate
     assert (est.n, est.estimate) == (2400, pytest.approx(1 - 380 / 2400))
 

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from judgeprobe._codec import decode, dumps, loads
 from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
-from judgeprobe.errors import ConfigError
+from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
+from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.probes import ProbeResult, get_probe_class
 from judgeprobe.probes._length import relative_gap, text_length
 from judgeprobe.probes.base import Probe
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
@@ -39,6 +41,12 @@ DATA = Path(
 RUBRIC = builtin_rubric("preference")
 CTX = ProbeContext(judge="recorded", rubric=RUBRIC, seed=0)
 OTHER: dict[PairwiseChoice, PairwiseChoice] = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def analyzed(probe: Probe, items: Sequence[PairwiseItem], ctx: ProbeContext = CTX) -> ProbeResult:
+    """``probe``'s result with no judge verdict (recorded votes need none)."""
+    plan = probe.plan(items, ctx)
+    return probe.analyze(plan, Verdicts(plan, {}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,7 +191,7 @@ def test_agreement_counts_follow_fastchat_tie_rules(
     include_ties: bool, votes: tuple[int, int], majority: tuple[int, int], humans: tuple[int, int]
 ) -> None:
     probe = HumanAgreementProbe(judge_source="gpt-4", include_ties=include_ties)
-    result = probe.analyze(_hand_items(), CTX, {})
+    result = analyzed(probe, _hand_items())
     for name, (k, n) in (
         ("judge_human_vote_agreement", votes),
         ("judge_human_majority_agreement", majority),
@@ -196,14 +204,14 @@ def test_agreement_counts_follow_fastchat_tie_rules(
 
 def test_kappa_is_one_for_a_judge_that_copies_the_human_majority() -> None:
     items = with_recorded(synthetic_pairs(120, seed=2), "copy", majority_rule)
-    result = HumanAgreementProbe(judge_source="copy", n_resamples=200).analyze(items, CTX, {})
+    result = analyzed(HumanAgreementProbe(judge_source="copy", n_resamples=200), items)
     assert result.finding("judge_human_majority_agreement").estimate.estimate == 1.0
     assert result.finding("judge_human_majority_kappa").estimate.estimate == pytest.approx(1.0)
 
 
 def test_kappa_of_a_judge_that_always_answers_a_is_not_assessable_not_a_zero_that_fails() -> None:
     items = with_recorded(synthetic_pairs(120, seed=2), "always-a", lambda item: "A")
-    result = HumanAgreementProbe(judge_source="always-a", n_resamples=200).analyze(items, CTX, {})
+    result = analyzed(HumanAgreementProbe(judge_source="always-a", n_resamples=200), items)
     for name in ("judge_human_vote_kappa", "judge_human_majority_kappa"):
         finding = result.finding(name)
         assert not finding.estimate.defined
@@ -214,13 +222,13 @@ def test_kappa_of_a_judge_that_always_answers_a_is_not_assessable_not_a_zero_tha
 
 def test_unknown_recorded_judge_is_a_config_error_naming_the_recorded_ones() -> None:
     with pytest.raises(ConfigError, match="gpt-4"):
-        HumanAgreementProbe(judge_source="gpt-5").analyze(_hand_items(), CTX, {})
+        analyzed(HumanAgreementProbe(judge_source="gpt-5"), _hand_items())
 
 
 def test_recorded_source_makes_no_judge_call() -> None:
     for name in ("human_agreement", "length_null", "position", "length_controlled_win_rate"):
         probe = get_probe_class(name)(judge_source="gpt-4")  # type: ignore[call-arg]
-        assert probe.plan(_hand_items(), CTX, {}) == []
+        assert probe.plan(_hand_items(), CTX).requests == {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,7 +240,7 @@ FALSIFIER = Falsifier(bin="<10%", metric="judge_minus_null", threshold=0.10, ref
 def test_longer_judge_agrees_with_the_null_fully_and_has_no_edge_on_matched_bins() -> None:
     items = with_recorded(synthetic_pairs(600, seed=3), "longer", longer_rule)
     probe = LengthNullProbe(judge_source="longer", falsifier=FALSIFIER, compare_units=())
-    result = probe.analyze(items, CTX, {})
+    result = analyzed(probe, items)
     assert result.finding("null_judge_agreement", unit="chars").estimate.estimate == 1.0
     for label in ("<5%", "<10%", "10-30%", ">30%"):
         diff = result.finding("bin_judge_minus_null", bin=label).estimate
@@ -245,7 +253,7 @@ def test_longer_judge_agrees_with_the_null_fully_and_has_no_edge_on_matched_bins
 def test_majority_copying_judge_agrees_fully_in_every_bin_and_refutes_the_confound() -> None:
     items = with_recorded(synthetic_pairs(600, seed=4), "copy", majority_rule)
     probe = LengthNullProbe(judge_source="copy", falsifier=FALSIFIER, compare_units=())
-    result = probe.analyze(items, CTX, {})
+    result = analyzed(probe, items)
     for label in ("<5%", "<10%", "10-30%", ">30%"):
         assert result.finding("bin_judge_agreement", bin=label).estimate.estimate == 1.0
     verdict = result.finding("falsifier")
@@ -256,7 +264,7 @@ def test_majority_copying_judge_agrees_fully_in_every_bin_and_refutes_the_confou
 
 def test_bins_partition_the_compared_items_with_the_5pct_bin_nested() -> None:
     items = with_recorded(synthetic_pairs(300, seed=5), "copy", majority_rule)
-    result = LengthNullProbe(judge_source="copy", compare_units=()).analyze(items, CTX, {})
+    result = analyzed(LengthNullProbe(judge_source="copy", compare_units=()), items)
     n = {
         b: result.finding("bin_judge_agreement", bin=b).estimate.n
         for b in ("<5%", "<10%", "10-30%", ">30%")
@@ -270,8 +278,8 @@ def test_null_agreement_follows_where_length_points() -> None:
     natural = synthetic_pairs(400, seed=6, longer_prior=0.9)
     inverted = synthetic_pairs(400, seed=6, longer_prior=0.1)
     probe = LengthNullProbe(compare_units=())  # live, unjudged: the null needs no judge
-    up = probe.analyze(natural, CTX, {}).finding("null_human_majority_agreement", unit="chars")
-    down = probe.analyze(inverted, CTX, {}).finding("null_human_majority_agreement", unit="chars")
+    up = analyzed(probe, natural).finding("null_human_majority_agreement", unit="chars")
+    down = analyzed(probe, inverted).finding("null_human_majority_agreement", unit="chars")
     assert up.estimate.ci.low > 0.5 > down.estimate.ci.high
 
 
@@ -358,6 +366,35 @@ def test_position_free_judge_is_fully_consistent() -> None:
     assert result.finding("first_position_share").estimate.estimate == 0.5
 
 
+def test_a_judge_that_scores_without_a_label_is_read_by_the_rubrics_rule_and_mapped_back() -> None:
+    """Score 0.8 is A, the response shown first, in both orders: after mapping the swapped
+    decision back, every pair is a first-position flip."""
+    items = synthetic_pairs(30, seed=8)
+    result = run_live(PositionProbe(by=()), items, lambda request: 0.8)
+    assert result.finding("first_position_bias").estimate.estimate == 1.0
+    assert result.finding("position_consistency").estimate.estimate == 0.0
+    assert result.tables["swap_table"]["A|B"] == 30
+
+
+PAIRWISE_PROBES = ("human_agreement", "length_null", "position", "length_controlled_win_rate")
+
+
+@pytest.mark.parametrize("source", ["live", "gpt-4"])
+@pytest.mark.parametrize("name", PAIRWISE_PROBES)
+def test_a_pairwise_item_id_that_occurs_twice_is_a_data_error(name: str, source: str) -> None:
+    items = _hand_items()
+    probe = get_probe_class(name)(judge_source=source)  # type: ignore[call-arg]
+    with pytest.raises(DataError, match=rf"item id {items[0].id!r} occurs twice"):
+        probe.plan([*items, items[0]], CTX)
+
+
+@pytest.mark.parametrize("name", PAIRWISE_PROBES)
+def test_a_pairwise_design_round_trips_through_the_run_stores_json(name: str) -> None:
+    plan = get_probe_class(name)().plan(_hand_items(), CTX)
+    assert decode(loads(dumps(plan.design))) == plan.design
+    assert set(plan.design.judged) <= {item.id for item in plan.design.items}
+
+
 def test_failed_verdicts_are_excluded_and_counted_never_scored() -> None:
     items = synthetic_pairs(40, seed=9)
     planted = planted_position_judge(0.0, items)
@@ -377,9 +414,9 @@ def test_failed_verdicts_are_excluded_and_counted_never_scored() -> None:
 def test_agreement_with_both_orders_shares_the_position_probe_calls() -> None:
     items = synthetic_pairs(10, seed=10)
     ctx = ProbeContext(judge="j", rubric=RUBRIC)
-    both = {r.key for r in HumanAgreementProbe(orders="both").plan(items, ctx, {})}
-    assert both == {r.key for r in PositionProbe().plan(items, ctx, {})}
-    original = {r.key for r in LengthNullProbe().plan(items, ctx, {})}
+    both = HumanAgreementProbe(orders="both").plan(items, ctx).keys
+    assert both == PositionProbe().plan(items, ctx).keys
+    original = LengthNullProbe().plan(items, ctx).keys
     assert original < both and len(original) == 10
 
 
@@ -406,14 +443,14 @@ def test_recorded_swap_protocol_gives_consistency_from_inconsistent_ties() -> No
         )
         for i in range(80)
     ]
-    result = PositionProbe(judge_source="gpt-4").analyze(items, CTX, {})
+    result = analyzed(PositionProbe(judge_source="gpt-4"), items)
     est = result.finding("position_consistency").estimate
     assert (est.estimate, est.n) == (0.75, 80)
 
 
 def test_recorded_votes_without_a_swap_protocol_report_nothing_and_say_why() -> None:
     items = with_recorded(synthetic_pairs(20, seed=12), "gpt-3.5-turbo", longer_rule)
-    result = PositionProbe(judge_source="gpt-3.5-turbo").analyze(items, CTX, {})
+    result = analyzed(PositionProbe(judge_source="gpt-3.5-turbo"), items)
     assert result.findings == [] and "no swap protocol" in result.notes[0]
 
 
@@ -438,7 +475,7 @@ def test_length_controlled_rate_removes_a_pure_length_preference() -> None:
                 judge_votes={"j": (Vote(choice),)},
             )
         )
-    result = LengthControlledWinRateProbe(judge_source="j", n_resamples=200).analyze(items, CTX, {})
+    result = analyzed(LengthControlledWinRateProbe(judge_source="j", n_resamples=200), items)
     lc = result.finding("lc_win_rate", candidate="A", rater="judge").estimate
     raw = result.finding("raw_win_rate", candidate="A", rater="judge").estimate
     assert raw.ci.low > 0.55 and lc.ci.contains(0.5)
@@ -475,7 +512,7 @@ def _coverage(cluster: str, runs: int = 200) -> float:
                     )
                 )
         probe = HumanAgreementProbe(judge_source="j", by=(), n_resamples=500, cluster=cluster)  # type: ignore[arg-type]
-        est = probe.analyze(items, CTX, {}).finding("judge_human_majority_agreement").estimate
+        est = analyzed(probe, items).finding("judge_human_majority_agreement").estimate
         covered += est.ci.contains(0.8)
     return covered / runs
 
@@ -504,7 +541,7 @@ def test_pandalm_recorded_gpt35_agreement_matches_an_independent_recount() -> No
     folder = _need(DATA / "pandalm_testset")
     items = list(load_pandalm(folder).items)
     probe = HumanAgreementProbe(judge_source="gpt-3.5-turbo", by=(), n_resamples=50)
-    est = probe.analyze(items, CTX, {}).finding("judge_human_majority_agreement").estimate
+    est = analyzed(probe, items).finding("judge_human_majority_agreement").estimate
     tests = {r["idx"]: r for r in json.loads((folder / "testset-v1.json").read_text())}
     gpt = {
         r["idx"]: r["gpt_result"]
@@ -529,7 +566,7 @@ def test_llmbar_length_null_points_the_way_each_set_is_built() -> None:
     for subset in ("Natural", "Adversarial/Neighbor"):
         path = _need(DATA / "llmbar" / "Dataset" / "LLMBar" / subset / "dataset.json")
         items = list(load_llmbar(path).items)
-        result = LengthNullProbe(compare_units=(), cluster="prompt").analyze(items, CTX, {})
+        result = analyzed(LengthNullProbe(compare_units=(), cluster="prompt"), items)
         found[subset] = result.finding("null_human_majority_agreement", unit="chars").estimate
     natural, neighbor = found["Natural"], found["Adversarial/Neighbor"]
     assert (natural.counts["k"], natural.n, neighbor.counts["k"], neighbor.n) == (56, 100, 16, 134)
@@ -599,18 +636,18 @@ def test_probes_run_unchanged_on_the_mt_bench_human_judgment_schema(tmp_path: Pa
     items = list(load_mt_bench_human(path, split="both").items)
     assert len(items) == 30 * 2 * 2
     agreement = HumanAgreementProbe(judge_source="gpt-4", human_raters=("expert",), n_resamples=100)
-    result = agreement.analyze(items, CTX, {})
+    result = analyzed(agreement, items)
     # experts only: two votes per item, so one human-human pair per item before dropping ties
     humans = result.finding("human_human_agreement").estimate
     assert humans.n + result.tables["excluded"]["tie_comparisons_dropped"]["human_vs_human"] == 120
     assert humans.counts["clusters"] <= 30  # clustered by question
     assert {f.labels.get("turn") for f in result.findings} == {None, "1", "2"}
     null = LengthNullProbe(judge_source="gpt-4", human_raters=("expert",), compare_units=())
-    assert null.analyze(items, CTX, {}).finding("null_judge_agreement", unit="chars").estimate.n > 0
-    position = PositionProbe(judge_source="gpt-4").analyze(items, CTX, {})
+    assert analyzed(null, items).finding("null_judge_agreement", unit="chars").estimate.n > 0
+    position = analyzed(PositionProbe(judge_source="gpt-4"), items)
     consistency = position.finding("position_consistency").estimate
     assert consistency.n == 120 and 0.6 < consistency.estimate < 0.95
-    lc = LengthControlledWinRateProbe(judge_source="gpt-4", n_resamples=50).analyze(items, CTX, {})
+    lc = analyzed(LengthControlledWinRateProbe(judge_source="gpt-4", n_resamples=50), items)
     assert {f.labels["candidate"] for f in lc.findings} == {"m1", "m2", "m3"}
 
 
@@ -626,7 +663,7 @@ def test_probes_run_unchanged_on_the_mt_bench_human_judgment_schema(tmp_path: Pa
 )
 def test_results_are_plain_json_even_with_empty_bins(probe: Probe) -> None:
     items = with_recorded(synthetic_pairs(30, seed=16), "longer", longer_rule)
-    result = probe.analyze(items[:3], CTX, {})  # tiny: several estimates are undefined
+    result = analyzed(probe, items[:3])  # tiny: several estimates are undefined
     json.dumps(result.to_dict(), allow_nan=False)
     json.dumps(probe.params(), allow_nan=False)
 
@@ -644,7 +681,7 @@ def test_every_resampled_interval_draws_the_resamples_the_probe_is_given(
     probe: Probe, resample_counts: list[int]
 ) -> None:
     items = with_recorded(synthetic_pairs(200, seed=7, questions=40), "longer", longer_rule)
-    result = probe.analyze(items, CTX, {})
+    result = analyzed(probe, items)
     assert result.findings
     assert resample_counts, "no interval was resampled"
     assert set(resample_counts) == {37}
@@ -661,10 +698,8 @@ def test_human_raters_keeps_only_the_named_raters() -> None:
             judge_votes={"gpt-4": (Vote("A"),)},
         )
     ]
-    all_votes = HumanAgreementProbe(judge_source="gpt-4").analyze(items, CTX, {})
-    experts = HumanAgreementProbe(judge_source="gpt-4", human_raters=("expert",)).analyze(
-        items, CTX, {}
-    )
+    all_votes = analyzed(HumanAgreementProbe(judge_source="gpt-4"), items)
+    experts = analyzed(HumanAgreementProbe(judge_source="gpt-4", human_raters=("expert",)), items)
     assert all_votes.finding("judge_human_vote_agreement").estimate.counts["k"] == 2
     assert experts.finding("judge_human_vote_agreement").estimate.estimate == 1.0
     with pytest.raises(ConfigError, match="tuple"):

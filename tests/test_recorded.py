@@ -16,14 +16,15 @@ import pandas as pd
 import pytest
 
 from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.data.items import HumanLabel, PointwiseItem
+from judgeprobe.data.items import HumanLabel, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.probes import check_probe
+from judgeprobe.probes import get_probe_class
 from judgeprobe.probes.agreement import AgreementProbe
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.running import check_probe
 
 REFUSAL = builtin_rubric("refusal")
 
@@ -149,6 +150,27 @@ def test_a_probe_that_needs_new_calls_is_refused_before_any_call(tmp_path: Path)
         check_probe(RepetitionProbe(), items(), judge, REFUSAL)
 
 
+def test_pairwise_probes_on_votes_recorded_with_the_data_need_no_call_of_a_recorded_judge(
+    tmp_path: Path,
+) -> None:
+    """A recorded ``judge_source`` plans no request, so a recorded judge passes every stage;
+    the live position probe needs both orders, which no recorded file answers."""
+    pairs = [
+        PairwiseItem(
+            f"q{k}", "p", f"a{k}", f"b{k}", (Vote("A"),), judge_votes={"gpt-4": (Vote("B"),)}
+        )
+        for k in range(5)
+    ]
+    judge = RecordedJudge(write(verdict_rows(), tmp_path / "v.csv"))
+    judge.bind(pairs)
+    preference = builtin_rubric("preference")
+    for name in ("human_agreement", "length_null", "position", "length_controlled_win_rate"):
+        probe = get_probe_class(name)(judge_source="gpt-4")  # type: ignore[call-arg]
+        check_probe(probe, pairs, judge, preference)
+    with pytest.raises(ConfigError, match=r"probes\.position: cannot run: it needs 10 new judge"):
+        check_probe(get_probe_class("position")(), pairs, judge, preference)
+
+
 def test_the_output_of_judgeprobe_score_is_a_recorded_judge(tmp_path: Path) -> None:
     rows = [
         {"item_id": "refusal-1", "trial": 0, "status": "ok", "score": 1.0, "label": "true"},
@@ -157,8 +179,8 @@ def test_the_output_of_judgeprobe_score_is_a_recorded_judge(tmp_path: Path) -> N
     ]
     judge = RecordedJudge(write(rows, tmp_path / "verdicts.csv"))
     judge.bind(items(2))
+    from judgeprobe.plan import ProbeContext
     from judgeprobe.probes._decisions import base_request
-    from judgeprobe.probes.base import ProbeContext
 
     ctx = ProbeContext(judge.fingerprint, REFUSAL)
     first, second = (judge.lookup(base_request(ctx, item)) for item in items(2))

@@ -111,13 +111,13 @@ def score_items_sync(
 
 
 def _decision(rubric: Rubric, verdict: Verdict) -> str | None:
+    """The decision of an ok verdict under the rubric's one rule (:meth:`Rubric.decision_of`),
+    as every probe reads it; None for a failed verdict or a rubric without a decision."""
     if not verdict.ok or verdict.score is None:
         return None
-    if rubric.kind == "pairwise":
-        return verdict.label
-    if rubric.decision is None:
+    if rubric.kind != "pairwise" and rubric.decision is None:
         return None
-    return rubric.decide(verdict.score)
+    return rubric.decision_of(verdict.score, verdict.label)
 
 
 def _human(item: Item) -> str | None:

@@ -11,17 +11,39 @@ on those pooled decisions. The ranking score (for AUC) is the feature signed by 
 fitted on the other half. The set of baselines is fixed in advance; which of them is "best" is
 chosen per metric on the out-of-fold results, which can only make the bar the judge must clear
 higher.
+
+The judge is then measured against the best of them (:func:`baseline_findings`): the judge's
+metric minus the best baseline's, paired on the same bootstrap rows, is what decides the
+agreement probe's verdict (:data:`GATED`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from judgeprobe.probes._agreement_data import Binary, RowBootstrap, difference, paired
+from judgeprobe.probes.base import Finding, Threshold
+from judgeprobe.rubrics import Rubric
+from judgeprobe.stats import classification as cls
 from judgeprobe.stats.classification import balanced_accuracy, roc_auc
+from judgeprobe.stats.result import Estimate
+
+BEAT_BALANCED_ACCURACY = Threshold(warn=0.10, fail=0.05, higher_is_worse=False)
+"""The judge must beat its best trivial baseline by more than 5 points of balanced accuracy."""
+BEAT_KAPPA = Threshold(warn=0.10, fail=0.05, higher_is_worse=False)
+BEAT_AUC = Threshold(warn=0.10, fail=0.05, higher_is_worse=False)
+
+GATED = (
+    "judge_minus_best_baseline_balanced_accuracy",
+    "judge_minus_best_baseline_kappa",
+    "judge_minus_best_baseline_auc",
+)
+"""The findings that decide the agreement probe's verdict: the judge minus its best baseline."""
 
 REFUSAL_PHRASES: tuple[str, ...] = (
     "i can't",
@@ -124,3 +146,118 @@ def keyword_feature(responses: Sequence[str], phrases: Sequence[str]) -> NDArray
     return np.asarray(
         [float(any(p in r.lower() for p in lowered)) for r in responses], dtype=np.float64
     )
+
+
+GATED_TEXT = {
+    GATED[
+        0
+    ]: "Balanced accuracy of the judge minus that of its best cross-fitted trivial baseline.",
+    GATED[1]: "Cohen's kappa of the judge minus that of its best cross-fitted trivial baseline.",
+    GATED[2]: "ROC AUC of the judge's score minus that of its best cross-fitted trivial baseline.",
+}
+
+
+def baseline_set(
+    b: Binary, rubric: Rubric, keywords: Sequence[str] | None, seed: int
+) -> tuple[list[Baseline], list[str]]:
+    """The fixed set of baselines of ``b``'s items, cross-fitted on seeded halves, and notes."""
+    first = halves(b.clusters, seed)
+    notes = [
+        "Baselines are cross-fitted: direction and threshold fitted on one seeded half "
+        "of the prompts, scored on the other, and the other way round."
+    ]
+    baselines = [
+        majority_baseline(b.truth),
+        threshold_baseline(
+            "response_length",
+            b.response_length,
+            b.truth,
+            first,
+            "response length in characters, direction and threshold cross-fitted",
+        ),
+        threshold_baseline(
+            "prompt_length",
+            b.prompt_length,
+            b.truth,
+            first,
+            "prompt length in characters, direction and threshold cross-fitted",
+        ),
+    ]
+    phrases = keywords
+    assert rubric.decision is not None
+    if phrases is None and rubric.decision.positive == "refusal":
+        phrases = REFUSAL_PHRASES
+    if phrases:
+        feature = keyword_feature(b.responses, phrases)
+        baselines.append(
+            threshold_baseline(
+                "keyword",
+                feature,
+                b.truth,
+                first,
+                f"response holds one of {len(phrases)} phrases",
+            )
+        )
+    else:
+        notes.append("No keyword baseline: the rubric declares no phrases (set `keywords`).")
+    return baselines, notes
+
+
+def baseline_findings(
+    b: Binary, rubric: Rubric, keywords: Sequence[str] | None, boot: RowBootstrap
+) -> tuple[list[Finding], list[dict[str, Any]], list[str]]:
+    """Each baseline's metrics, and the judge minus the best baseline per gated metric (the
+    findings that decide the verdict), with the baselines' table rows and notes."""
+    baselines, notes = baseline_set(b, rubric, keywords, boot.seed)
+    n, clusters, truth = len(b.truth), b.clusters, b.truth
+    rows: list[dict[str, Any]] = []
+    info: list[Finding] = []
+    best: dict[str, tuple[float, Baseline]] = {}
+    for base in baselines:
+        row: dict[str, Any] = {"baseline": base.name, "description": base.description}
+        for metric, fn, values in (
+            ("balanced_accuracy", cls.balanced_accuracy, base.decisions),
+            ("kappa", cls.kappa, base.decisions),
+            ("auc", cls.roc_auc, base.scores),
+        ):
+            est = boot(paired(fn, truth, values), n, clusters)
+            info.append(
+                Finding(
+                    f"baseline_{metric}",
+                    est,
+                    f"{metric} of the trivial baseline ({base.description}).",
+                    {"baseline": base.name},
+                )
+            )
+            row[metric] = est.estimate
+            value = est.estimate if est.defined else -np.inf
+            if metric not in best or value > best[metric][0]:
+                best[metric] = (value, base)
+        rows.append(row)
+    gated: list[Finding] = []
+    for name, metric, fn, judge_values, threshold in (
+        (GATED[0], "balanced_accuracy", cls.balanced_accuracy, b.judge, BEAT_BALANCED_ACCURACY),
+        (GATED[1], "kappa", cls.kappa, b.judge, BEAT_KAPPA),
+        (GATED[2], "auc", cls.roc_auc, b.score, BEAT_AUC),
+    ):
+        chosen = best[metric][1]
+        other = chosen.scores if metric == "auc" else chosen.decisions
+        if metric == "auc" and not b.ranks:
+            continue
+        est = boot(
+            difference(fn, truth, judge_values, other),
+            n,
+            clusters,
+        )
+        gated.append(Finding(name, est, GATED_TEXT[name], {"baseline": chosen.name}, threshold))
+    return gated, rows, notes
+
+
+def undefined_gated(reason: str) -> list[Finding]:
+    """The gated findings, none assessable (no item has a human decision), saying why."""
+    return [
+        Finding(name, Estimate.undefined(0, reason=reason), GATED_TEXT[name], {}, threshold)
+        for name, threshold in zip(
+            GATED, (BEAT_BALANCED_ACCURACY, BEAT_KAPPA, BEAT_AUC), strict=True
+        )
+    ]

@@ -78,12 +78,21 @@ def concatenation_request(
 def pointwise(items: Sequence[Item]) -> list[PointwiseItem]:
     """The pointwise items, in input order; duplicate ids are a data error."""
     out = [item for item in items if isinstance(item, PointwiseItem)]
+    unique_ids(out)
+    return out
+
+
+def unique_ids(items: Sequence[Item]) -> None:
+    """Raise :class:`DataError` naming the first item id that occurs twice.
+
+    Plans key requests and analyses key verdicts by item id, so two items under one id would
+    silently share (or overwrite) each other's verdicts; every probe refuses them when planning.
+    """
     seen: set[str] = set()
-    for item in out:
+    for item in items:
         if item.id in seen:
             raise DataError(f"item id {item.id!r} occurs twice; item ids must be unique")
         seen.add(item.id)
-    return out
 
 
 @dataclass(frozen=True, slots=True)

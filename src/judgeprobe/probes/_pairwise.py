@@ -3,8 +3,11 @@
 Judge votes come from one of two sources (the probes' ``judge_source`` parameter):
 
 - ``"live"``: the judge under audit, through the engine, with a pairwise rubric whose fields are
-  ``prompt``, ``response_a`` and ``response_b``. The verdict's label (``A``/``B``/``tie``) is the
-  vote; a swapped request (A and B exchanged) has its label mapped back before any comparison.
+  ``prompt``, ``response_a`` and ``response_b``. The vote is the verdict's decision under the
+  rubric's one rule (:meth:`~judgeprobe.rubrics.Rubric.decision_of`: the ``A``/``B``/``tie``
+  label, else the score); a swapped request (A and B exchanged) has its decision mapped back
+  before any comparison (:func:`pair_choice`). Requests are planned under the roles
+  ``("pair", item_id)`` and ``("swapped", item_id)`` (:func:`pair_role`).
 - the name of a recorded judge in ``item.judge_votes`` (``"gpt-4"``, ``"gpt-3.5-turbo"``): votes
   shipped with the dataset; no judge call is made.
 
@@ -24,13 +27,21 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judgeprobe._hashing import content_hash
-from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote, item_fields, strict_majority
+from judgeprobe.data.items import (
+    PAIRWISE_CHOICES,
+    PairwiseChoice,
+    PairwiseItem,
+    Vote,
+    item_fields,
+    strict_majority,
+)
 from judgeprobe.errors import ConfigError
-from judgeprobe.probes.base import ProbeContext, check_interval_options
+from judgeprobe.plan import ProbeContext, Role, Verdicts
+from judgeprobe.probes._decisions import unique_ids
+from judgeprobe.probes.base import check_interval_options
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, agreement, cohen_kappa
 from judgeprobe.transforms.swap import swap_choice, swap_positions
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 LIVE = "live"
 """``judge_source`` value for the judge under audit (judged through the engine)."""
@@ -40,6 +51,9 @@ ClusterBy = Literal["question", "prompt", "item"]
 the data has one, else the item); ``prompt`` is the question id, else the prompt text (pairs that
 share a prompt, as LLMBar's MT-Bench subset, are one cluster); ``item`` treats items as
 independent."""
+
+Orders = Literal["original", "both"]
+"""Which orders a live judge sees a pair in: as given, or also with A and B swapped."""
 
 CLUSTER_CHOICES: tuple[ClusterBy, ...] = ("question", "prompt", "item")
 SLICE_KEYS = ("category", "turn")
@@ -56,6 +70,88 @@ def live_request(item: PairwiseItem, ctx: ProbeContext, *, swapped: bool = False
     return ctx.request(pairwise_fields(item, swapped=swapped))
 
 
+def pair_role(item: PairwiseItem, *, swapped: bool = False) -> Role:
+    """The role of ``item``'s live request in the original order, or in the swapped one.
+
+    Every pairwise probe plans its live requests under these roles, so the position probe and
+    the agreement probes ask for the same requests (the engine judges each once).
+    """
+    return ("swapped" if swapped else "pair", item.id)
+
+
+def live_requests(
+    ctx: ProbeContext, items: Sequence[PairwiseItem], *, orders: Orders = "original"
+) -> dict[Role, Request]:
+    """The live request of each item by :func:`pair_role`, in both orders with ``"both"``."""
+    requests: dict[Role, Request] = {}
+    for item in items:
+        requests[pair_role(item)] = live_request(item, ctx)
+        if orders == "both":
+            requests[pair_role(item, swapped=True)] = live_request(item, ctx, swapped=True)
+    return requests
+
+
+def pair_choice(
+    verdicts: Verdicts, item: PairwiseItem, *, swapped: bool = False
+) -> PairwiseChoice | None:
+    """The judge's choice on ``item`` in the original order's terms; None without a decision.
+
+    The choice is the verdict's decision under its rubric's one rule
+    (:meth:`~judgeprobe.plan.Verdicts.decision`); the swapped request's decision is mapped
+    back (A <-> B), since its ``A`` is the original ``B``.
+    """
+    decision = verdicts.decision(pair_role(item, swapped=swapped))
+    choice = _as_choice(decision)
+    if choice is None:
+        return None
+    return swap_choice(choice) if swapped else choice
+
+
+def _as_choice(decision: str | None) -> PairwiseChoice | None:
+    for choice in PAIRWISE_CHOICES:
+        if decision == choice:
+            return choice
+    return None
+
+
+def verdict_problem(verdicts: Verdicts, role: Role) -> str:
+    """Why ``role``'s verdict gives no vote (for the exclusion counts)."""
+    status = verdicts.status(role)
+    if status == "missing":
+        return "not judged"
+    if status == "ok":
+        return "no pairwise label"
+    return status
+
+
+@dataclass(frozen=True, slots=True)
+class PairwiseDesign:
+    """What a pairwise probe analyses: its items (human votes filtered by rater) and the ids of
+    those the judge votes on (the items asked live, or every item for recorded votes)."""
+
+    items: tuple[PairwiseItem, ...]
+    judged: tuple[str, ...]
+
+    def judged_items(self) -> list[PairwiseItem]:
+        wanted = set(self.judged)
+        return [item for item in self.items if item.id in wanted]
+
+
+def pairwise_design(
+    items: Sequence[PairwiseItem], source: str, *, live_only_voted: bool
+) -> PairwiseDesign:
+    """The design of a pairwise probe on ``items``; duplicate ids and an unknown recorded
+    ``source`` are refused.
+
+    ``live_only_voted``: a live judge is asked only about items with a human vote (the
+    agreement probes); otherwise about every item (the position probe).
+    """
+    unique_ids(items)
+    check_source(items, source)
+    judged = live_items(items) if source == LIVE and live_only_voted else list(items)
+    return PairwiseDesign(tuple(items), tuple(item.id for item in judged))
+
+
 def check_rubric(ctx: ProbeContext) -> None:
     """The rubric must be pairwise and read only the pairwise fields."""
     rubric = ctx.rubric
@@ -65,30 +161,6 @@ def check_rubric(ctx: ProbeContext) -> None:
             f"rubric {rubric.name!r} cannot judge pairs: a live pairwise probe needs a pairwise "
             f"rubric with inputs among {PAIRWISE_FIELDS} (e.g. builtin_rubric('preference'))"
         )
-
-
-def choice_of(verdict: Verdict | None) -> PairwiseChoice | None:
-    """The pairwise choice of an ok verdict; None for a missing or failed one.
-
-    The label is used when it is ``A``/``B``/``tie``; otherwise the score (A = 1, tie = 0.5,
-    B = 0; above 0.5 is A, below is B).
-    """
-    if verdict is None or verdict.status is not VerdictStatus.OK or verdict.score is None:
-        return None
-    if verdict.label in ("A", "B", "tie"):
-        return verdict.label  # type: ignore[return-value]
-    if verdict.score > 0.5:
-        return "A"
-    return "B" if verdict.score < 0.5 else "tie"
-
-
-def verdict_problem(verdict: Verdict | None) -> str:
-    """Why a verdict gives no vote (for the exclusion counts)."""
-    if verdict is None:
-        return "not judged"
-    if verdict.status is VerdictStatus.OK:
-        return "no pairwise label"
-    return verdict.status.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +187,10 @@ def check_source(items: Sequence[PairwiseItem], source: str) -> None:
 def collect_judge_votes(
     items: Sequence[PairwiseItem],
     ctx: ProbeContext,
-    verdicts: Mapping[str, Verdict],
+    verdicts: Verdicts,
     *,
     source: str,
-    orders: Literal["original", "both"] = "original",
+    orders: Orders = "original",
 ) -> JudgeVotes:
     """The judge's vote on each item; items without one are counted by reason.
 
@@ -142,23 +214,17 @@ def collect_judge_votes(
 
 
 def _live_vote(
-    item: PairwiseItem,
-    ctx: ProbeContext,
-    verdicts: Mapping[str, Verdict],
-    orders: str,
+    item: PairwiseItem, ctx: ProbeContext, verdicts: Verdicts, orders: Orders
 ) -> tuple[Vote | None, str]:
     rater = ctx.judge_name or "judge"
-    first = verdicts.get(live_request(item, ctx).key)
-    choice = choice_of(first)
+    choice = pair_choice(verdicts, item)
     if choice is None:
-        return None, verdict_problem(first)
+        return None, verdict_problem(verdicts, pair_role(item))
     if orders == "original":
         return Vote(choice, rater=rater), ""
-    second = verdicts.get(live_request(item, ctx, swapped=True).key)
-    back = choice_of(second)
+    back = pair_choice(verdicts, item, swapped=True)
     if back is None:
-        return None, f"swapped: {verdict_problem(second)}"
-    back = swap_choice(back)
+        return None, f"swapped: {verdict_problem(verdicts, pair_role(item, swapped=True))}"
     if back == choice:
         return Vote(choice, rater=rater), ""
     return Vote("tie", rater=rater, inconsistent=True), ""

@@ -34,16 +34,17 @@ from typing import Any, ClassVar, Literal
 
 from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._pairwise import (
     LIVE,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
+    PairwiseDesign,
     check_majority_ties,
     check_options,
     check_rubric,
-    check_source,
     check_source_name,
     cluster_of,
     collect_judge_votes,
@@ -51,8 +52,8 @@ from judgeprobe.probes._pairwise import (
     interval_row,
     interval_rows,
     keep_raters,
-    live_items,
-    live_request,
+    live_requests,
+    pairwise_design,
     slices,
 )
 from judgeprobe.probes.base import (
@@ -60,16 +61,13 @@ from judgeprobe.probes.base import (
     Finding,
     ItemKind,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     Threshold,
     pairwise_items,
 )
 from judgeprobe.probes.registry import register_probe
-from judgeprobe.request import Request
 from judgeprobe.stats import Estimate
-from judgeprobe.verdict import Verdict
 
 VOTE_AGREEMENT = Threshold(warn=0.7, fail=0.6, higher_is_worse=False)
 MAJORITY_AGREEMENT = Threshold(warn=0.75, fail=0.6, higher_is_worse=False)
@@ -184,27 +182,20 @@ class HumanAgreementProbe(Probe):
         if self.orders not in ("original", "both"):
             raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
 
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
-        if self.judge_source != LIVE:
-            return []
-        check_rubric(ctx)
-        requests: list[Request] = []
-        for item in live_items(keep_raters(pairwise_items(items), self.human_raters)):
-            requests.append(live_request(item, ctx))
-            if self.orders == "both":
-                requests.append(live_request(item, ctx, swapped=True))
-        return requests
-
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
         pairs = keep_raters(pairwise_items(items), self.human_raters)
-        check_source(pairs, self.judge_source)
-        judged = live_items(pairs) if self.judge_source == LIVE else pairs
+        design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
+        if self.judge_source != LIVE:
+            return Plan(self.name, ctx, design)
+        check_rubric(ctx)
+        requests = live_requests(ctx, design.judged_items(), orders=self.orders)
+        return Plan(self.name, ctx, design, requests)
+
+    def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        pairs = list(design.items)
         judge = collect_judge_votes(
-            judged, ctx, verdicts, source=self.judge_source, orders=self.orders
+            design.judged_items(), ctx, verdicts, source=self.judge_source, orders=self.orders
         )
         findings: list[Finding] = []
         rows: list[dict[str, Any]] = []

@@ -22,14 +22,15 @@ import numpy as np
 
 from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._length import LengthUnit, check_lengths, check_unit, response_lengths
 from judgeprobe.probes._pairwise import (
     LIVE,
     ClusterBy,
     JudgeVotes,
+    PairwiseDesign,
     check_options,
     check_rubric,
-    check_source,
     check_source_name,
     cluster_of,
     collect_judge_votes,
@@ -37,13 +38,13 @@ from judgeprobe.probes._pairwise import (
     human_majority,
     interval_row,
     keep_raters,
-    live_request,
+    live_requests,
+    pairwise_design,
 )
 from judgeprobe.probes.base import (
     Finding,
     ItemKind,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     pairwise_items,
@@ -51,7 +52,6 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, bootstrap, logistic_length_controlled_rate
-from judgeprobe.verdict import Verdict
 
 Candidates = Literal["auto", "models", "position"]
 RATERS = ("judge", "human")
@@ -158,26 +158,22 @@ class LengthControlledWinRateProbe(Probe):
         if self.min_comparisons < 2:
             raise ConfigError(f"min_comparisons must be >= 2, got {self.min_comparisons!r}")
 
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
-        if self.judge_source != LIVE:
-            return []
-        check_rubric(ctx)
-        return [
-            live_request(item, ctx)
-            for item in keep_raters(pairwise_items(items), self.human_raters)
-            if item.human_votes
-        ]
-
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
         pairs = keep_raters(pairwise_items(items), self.human_raters)
-        check_source(pairs, self.judge_source)
+        design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
+        requests: dict[Role, Request] = {}
+        if self.judge_source == LIVE:
+            check_rubric(ctx)
+            requests = live_requests(ctx, design.judged_items())
         check_lengths(pairs, [(f"unit={self.unit!r}", self.unit)])
-        judged = [i for i in pairs if i.human_votes] if self.judge_source == LIVE else pairs
-        judge: JudgeVotes = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)
+        return Plan(self.name, ctx, design, requests)
+
+    def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        pairs = list(design.items)
+        judge: JudgeVotes = collect_judge_votes(
+            design.judged_items(), ctx, verdicts, source=self.judge_source
+        )
         by_model = self._by_model(pairs)
         both: dict[str, dict[str, PairwiseChoice]] = {"judge": {}, "human": {}}
         for item in pairs:

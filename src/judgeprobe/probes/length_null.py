@@ -37,6 +37,7 @@ from pydantic import BeforeValidator
 from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
 from judgeprobe.falsifier import Falsifier, FalsifierVerdict, parse_falsifier
+from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._length import (
     DEFAULT_BINS,
     BinSpec,
@@ -55,10 +56,10 @@ from judgeprobe.probes._pairwise import (
     Comparisons,
     JudgeVotes,
     MajorityTies,
+    PairwiseDesign,
     check_majority_ties,
     check_options,
     check_rubric,
-    check_source,
     check_source_name,
     cluster_of,
     collect_judge_votes,
@@ -67,8 +68,8 @@ from judgeprobe.probes._pairwise import (
     interval_row,
     interval_rows,
     keep_raters,
-    live_items,
-    live_request,
+    live_requests,
+    pairwise_design,
     slices,
 )
 from judgeprobe.probes.base import (
@@ -76,7 +77,6 @@ from judgeprobe.probes.base import (
     Finding,
     ItemKind,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     Threshold,
@@ -85,7 +85,6 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, bootstrap, clustered_proportion
-from judgeprobe.verdict import Verdict
 
 NULL_JUDGE_AGREEMENT = Threshold(warn=0.8, fail=0.9, higher_is_worse=True)
 """A judge that agrees with "pick the longer one" this often is hard to tell from it."""
@@ -286,29 +285,24 @@ class LengthNullProbe(Probe):
         out["bins"] = [list(b) for b in self.bins]
         return out
 
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
-        if self.judge_source != LIVE:
-            return []
-        check_rubric(ctx)
-        return [
-            live_request(item, ctx)
-            for item in live_items(keep_raters(pairwise_items(items), self.human_raters))
-        ]
-
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
         pairs = keep_raters(pairwise_items(items), self.human_raters)
-        check_source(pairs, self.judge_source)
+        design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
+        requests: dict[Role, Request] = {}
+        if self.judge_source == LIVE:
+            check_rubric(ctx)
+            requests = live_requests(ctx, design.judged_items())
         check_lengths(
             pairs,
             [(f"unit={self.unit!r}", self.unit)]
             + [(f"compare_units={self.compare_units!r}", u) for u in self.compare_units],
         )
-        judged = live_items(pairs) if self.judge_source == LIVE else pairs
-        judge = collect_judge_votes(judged, ctx, verdicts, source=self.judge_source)
+        return Plan(self.name, ctx, design, requests)
+
+    def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        pairs = list(design.items)
+        judge = collect_judge_votes(design.judged_items(), ctx, verdicts, source=self.judge_source)
         findings: list[Finding] = []
         summary: list[dict[str, Any]] = []
         bin_rows: list[dict[str, Any]] = []

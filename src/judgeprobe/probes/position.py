@@ -33,17 +33,20 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, PairwiseItem
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._pairwise import (
     LIVE,
     ClusterBy,
+    PairwiseDesign,
     check_options,
     check_rubric,
-    check_source,
     check_source_name,
-    choice_of,
     cluster_of,
     collect_judge_votes,
-    live_request,
+    live_requests,
+    pair_choice,
+    pair_role,
+    pairwise_design,
     slices,
     verdict_problem,
 )
@@ -52,17 +55,14 @@ from judgeprobe.probes.base import (
     Finding,
     ItemKind,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     Threshold,
     pairwise_items,
 )
 from judgeprobe.probes.registry import register_probe
-from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, clustered_proportion, mcnemar_exact
 from judgeprobe.transforms.swap import swap_choice
-from judgeprobe.verdict import Verdict
 
 CONSISTENCY = Threshold(warn=0.8, fail=0.65, higher_is_worse=False)
 BIAS = Threshold(warn=0.1, fail=0.2, higher_is_worse=True)
@@ -70,16 +70,17 @@ BIAS = Threshold(warn=0.1, fail=0.2, higher_is_worse=True)
 
 @dataclass(frozen=True, slots=True)
 class SwapPair:
-    """One item judged in both orders: the verdict on the original order, and the raw verdict on
-    the swapped order (its ``A`` is the original B)."""
+    """One item judged in both orders: the choice in the original order, and the choice in the
+    swapped order mapped back to the original's terms (its raw ``A`` is the original B)."""
 
     original: PairwiseChoice
-    swapped_raw: PairwiseChoice
+    swapped_back: PairwiseChoice
     cluster: Hashable
 
     @property
-    def swapped_back(self) -> PairwiseChoice:
-        return swap_choice(self.swapped_raw)
+    def swapped_raw(self) -> PairwiseChoice:
+        """The swapped order's choice as the judge gave it (``A``: the response shown first)."""
+        return swap_choice(self.swapped_back)
 
     @property
     def consistent(self) -> bool:
@@ -95,22 +96,19 @@ class SwapPair:
 
 
 def swap_pairs(
-    items: Sequence[PairwiseItem],
-    ctx: ProbeContext,
-    verdicts: Mapping[str, Verdict],
-    cluster: ClusterBy,
+    items: Sequence[PairwiseItem], verdicts: Verdicts, cluster: ClusterBy
 ) -> tuple[dict[str, SwapPair], Counter[str]]:
-    """Both-order verdicts per item id; items missing one are counted by reason."""
+    """Both-order choices per item id; items missing one are counted by reason."""
     pairs: dict[str, SwapPair] = {}
     excluded: Counter[str] = Counter()
     for item in items:
-        first = verdicts.get(live_request(item, ctx).key)
-        second = verdicts.get(live_request(item, ctx, swapped=True).key)
-        a, b = choice_of(first), choice_of(second)
+        a = pair_choice(verdicts, item)
+        b = pair_choice(verdicts, item, swapped=True)
         if a is None:
-            excluded[f"original: {verdict_problem(first)}"] += 1
+            excluded[f"original: {verdict_problem(verdicts, pair_role(item))}"] += 1
         elif b is None:
-            excluded[f"swapped: {verdict_problem(second)}"] += 1
+            problem = verdict_problem(verdicts, pair_role(item, swapped=True))
+            excluded[f"swapped: {problem}"] += 1
         else:
             pairs[item.id] = SwapPair(a, b, cluster_of(item, cluster))
     return pairs, excluded
@@ -152,26 +150,18 @@ class PositionProbe(Probe):
         check_source_name(self.judge_source)
         check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
 
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
+        design = pairwise_design(pairwise_items(items), self.judge_source, live_only_voted=False)
         if self.judge_source != LIVE:
-            return []
+            return Plan(self.name, ctx, design)
         check_rubric(ctx)
-        requests: list[Request] = []
-        for item in pairwise_items(items):
-            requests.append(live_request(item, ctx))
-            requests.append(live_request(item, ctx, swapped=True))
-        return requests
+        return Plan(self.name, ctx, design, live_requests(ctx, design.items, orders="both"))
 
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
-        pairs = pairwise_items(items)
-        check_source(pairs, self.judge_source)
+    def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, pairs = plan.context, list(plan.design.items)
         if self.judge_source != LIVE:
             return self._recorded(pairs, ctx, verdicts)
-        swaps, excluded = swap_pairs(pairs, ctx, verdicts, self.cluster)
+        swaps, excluded = swap_pairs(pairs, verdicts, self.cluster)
         findings: list[Finding] = []
         for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
             rows = [swaps[i.id] for i in chosen if i.id in swaps]
@@ -266,7 +256,7 @@ class PositionProbe(Probe):
         ]
 
     def _recorded(
-        self, pairs: Sequence[PairwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
+        self, pairs: Sequence[PairwiseItem], ctx: ProbeContext, verdicts: Verdicts
     ) -> ProbeResult:
         judge = collect_judge_votes(pairs, ctx, verdicts, source=self.judge_source)
         protocol = any(v.inconsistent for v in judge.votes.values())

@@ -1,0 +1,247 @@
+"""The agreement probe's findings on the judge against humans (its baselines are elsewhere).
+
+Scale metrics compare the judge's score, mapped onto the human scale, with the mean human label
+(MAE, RMSE, Spearman, quadratic weighted kappa, Krippendorff's alpha). Binary metrics compare the
+judge's decision with the human majority decision (accuracy to MCC, ROC and PR AUC where the
+scores rank, calibration where the judge gives a probability). With several raters, the rater
+findings give the ceiling; category accuracy is information only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+import numpy as np
+
+from judgeprobe.probes._agreement_data import (
+    AgreementData,
+    Binary,
+    RowBootstrap,
+    alpha_metric,
+    paired,
+    strict_majority_code,
+)
+from judgeprobe.probes.base import Finding
+from judgeprobe.stats import agreement as agreement_rate
+from judgeprobe.stats import classification as cls
+
+BINARY_METRICS = {
+    "accuracy": cls.accuracy,
+    "balanced_accuracy": cls.balanced_accuracy,
+    "precision": cls.precision,
+    "recall": cls.recall,
+    "f1": cls.f1,
+    "kappa": cls.kappa,
+    "mcc": cls.mcc,
+}
+"""The binary metrics of the judge's decision, by finding name, in report order."""
+
+
+def scale_findings(
+    data: AgreementData, boot: RowBootstrap, alpha_level: Literal["interval", "ordinal"]
+) -> list[Finding]:
+    """The judge's score against the mean human label, on the human scale, and alpha."""
+    judge, human, n, clusters = (
+        data.judge_human,
+        data.human_mean,
+        len(data.items),
+        data.clusters,
+    )
+    grid = data.grid
+    out = [
+        Finding(
+            "mae",
+            boot(lambda r: float(np.mean(np.abs(judge[r] - human[r]))), n, clusters),
+            "Mean absolute error of the mapped judge score vs the mean human label (human scale).",
+        ),
+        Finding(
+            "rmse",
+            boot(lambda r: float(np.sqrt(np.mean((judge[r] - human[r]) ** 2))), n, clusters),
+            "Root mean squared error of the mapped judge score vs the mean human label.",
+        ),
+        Finding(
+            "spearman",
+            boot(lambda r: cls.spearman(judge[r], human[r]), n, clusters),
+            "Spearman rank correlation of the judge score with the mean human label.",
+        ),
+    ]
+    if 2 <= len(grid) <= 11:
+        out.append(
+            Finding(
+                "quadratic_weighted_kappa",
+                boot(
+                    lambda r: cls.quadratic_weighted_kappa(judge[r], human[r], grid),
+                    n,
+                    clusters,
+                ),
+                "Quadratic-weighted kappa, judge score and mean human label snapped to the "
+                "human scale.",
+            )
+        )
+    ratings = data.ratings
+    level = alpha_level
+    for raters, matrix in (("judge+humans", ratings), ("humans", ratings[1:])):
+        if raters == "humans" and matrix.shape[0] < 2:
+            continue
+        out.append(
+            Finding(
+                "krippendorff_alpha",
+                boot(alpha_metric(matrix, level, grid), n, clusters),
+                f"Krippendorff's alpha ({level}) among {raters} (one rater per label column).",
+                {"raters": raters},
+            )
+        )
+    return out
+
+
+def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> list[Finding]:
+    """The judge's decision against the human decision; AUCs and calibration where they apply."""
+    out = []
+    n, clusters = len(b.truth), b.clusters
+    for name, fn in BINARY_METRICS.items():
+        est = boot(paired(fn, b.truth, b.judge), n, clusters)
+        out.append(
+            Finding(
+                name,
+                est,
+                f"{name.replace('_', ' ').capitalize()} of the judge's decision vs the human "
+                "majority decision.",
+            )
+        )
+    if b.ranks:
+        out.append(
+            Finding(
+                "roc_auc",
+                boot(lambda r: cls.roc_auc(b.truth[r], b.score[r]), n, clusters),
+                "ROC AUC of the judge's score for the human positive class.",
+            )
+        )
+        out.append(
+            Finding(
+                "pr_auc",
+                boot(lambda r: cls.pr_auc(b.truth[r], b.score[r]), n, clusters),
+                "Average precision (PR AUC) of the judge's score for the human positive class.",
+            )
+        )
+    if b.probability is not None:
+        p, bins = b.probability, calibration_bins
+        out.append(
+            Finding(
+                "expected_calibration_error",
+                boot(
+                    lambda r: cls.expected_calibration_error(b.truth[r], p[r], bins),
+                    n,
+                    clusters,
+                ),
+                f"Expected calibration error of the judge's probability of the positive class "
+                f"({bins} bins).",
+            )
+        )
+    return out
+
+
+def rater_findings(
+    data: AgreementData, b: Binary, *, confidence_level: float, seed: int
+) -> list[Finding]:
+    """With several raters: the judge against every vote, the leave-one-rater-out ceiling, and
+    accuracy on unanimous and split items."""
+    out: list[Finding] = []
+    vote_judge, vote_human, vote_cluster = [], [], []
+    loo_judge, loo_human, loo_cluster = [], [], []
+    for i, item_codes in enumerate(data.rater_codes):
+        judge = data.judge_codes[i]
+        cluster = data.clusters[i]
+        for r, code in enumerate(item_codes):
+            if code == -1:
+                continue
+            vote_judge.append(judge)
+            vote_human.append(code)
+            vote_cluster.append(cluster)
+            rest = strict_majority_code([c for k, c in enumerate(item_codes) if k != r])
+            if rest is None or rest == -1:
+                continue
+            loo_human.append(code == rest)
+            loo_judge.append(judge == rest)
+            loo_cluster.append(cluster)
+    level, clusters = confidence_level, vote_cluster
+    if any(len(codes) > 1 for codes in data.rater_codes):
+        out.append(
+            Finding(
+                "judge_vote_accuracy",
+                agreement_rate(
+                    vote_judge, vote_human, clusters=clusters, confidence_level=level, seed=seed
+                ),
+                "The judge's decision vs every individual human decision.",
+            )
+        )
+        out.append(
+            Finding(
+                "human_loo_accuracy",
+                agreement_rate(
+                    loo_human,
+                    [True] * len(loo_human),
+                    clusters=loo_cluster,
+                    confidence_level=level,
+                    seed=seed,
+                ),
+                "Each rater vs the strict majority of the other raters (the human ceiling).",
+            )
+        )
+        out.append(
+            Finding(
+                "judge_loo_accuracy",
+                agreement_rate(
+                    loo_judge,
+                    [True] * len(loo_judge),
+                    clusters=loo_cluster,
+                    confidence_level=level,
+                    seed=seed,
+                ),
+                "The judge vs the same leave-one-rater-out majorities.",
+            )
+        )
+        for stratum in ("unanimous", "split"):
+            rows = np.flatnonzero(b.unanimous == (stratum == "unanimous"))
+            if len(rows):
+                out.append(
+                    Finding(
+                        "stratum_accuracy",
+                        agreement_rate(
+                            b.judge[rows].tolist(),
+                            b.truth[rows].tolist(),
+                            clusters=[b.clusters[k] for k in rows],
+                            confidence_level=level,
+                            seed=seed,
+                        ),
+                        f"Accuracy on items whose raters are {stratum}.",
+                        {"stratum": stratum},
+                    )
+                )
+    return out
+
+
+def category_findings(
+    b: Binary, *, min_items: int, confidence_level: float, seed: int
+) -> list[Finding]:
+    """Accuracy per category with at least ``min_items`` items (information only)."""
+    out = []
+    for category, count in sorted(Counter(b.categories).items(), key=lambda kv: str(kv[0])):
+        if category is None or count < min_items:
+            continue
+        rows = [k for k, c in enumerate(b.categories) if c == category]
+        out.append(
+            Finding(
+                "category_accuracy",
+                agreement_rate(
+                    b.judge[rows].tolist(),
+                    b.truth[rows].tolist(),
+                    clusters=[b.clusters[k] for k in rows],
+                    confidence_level=confidence_level,
+                    seed=seed,
+                ),
+                "Accuracy in one category (information; never decides the verdict).",
+                {"category": str(category)},
+            )
+        )
+    return out
