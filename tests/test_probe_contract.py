@@ -65,7 +65,7 @@ def pairwise(n: int = 24) -> list[Item]:
                 prompt=f"question {k}",
                 response_a=a,
                 response_b=b,
-                votes=(Vote(vote, rater="h1"), Vote(vote, rater="h2")),  # type: ignore[arg-type]
+                human_votes=(Vote(vote, rater="h1"), Vote(vote, rater="h2")),  # type: ignore[arg-type]
             )
         )
     return items

@@ -196,12 +196,15 @@ def analyze_offline(
     >>> from judgeprobe.data.items import PairwiseItem, Vote
     >>> from judgeprobe.probes import HumanAgreementProbe
     >>> from judgeprobe.rubrics import builtin_rubric
-    >>> votes = (Vote("A", rater="human"), Vote("A", rater="gpt-4"))
-    >>> items = [PairwiseItem(f"q{i}", "p", "a", "b", votes=votes) for i in range(3)]
+    >>> humans, gpt4 = (Vote("A", rater="human"),), {"gpt-4": (Vote("A"),)}
+    >>> items = [
+    ...     PairwiseItem(f"q{i}", "p", "a", "b", human_votes=humans, judge_votes=gpt4)
+    ...     for i in range(3)
+    ... ]
     >>> result = analyze_offline(
     ...     HumanAgreementProbe(judge_source="gpt-4"), items, builtin_rubric("preference")
     ... )
-    >>> result.finding("agreement").estimate.estimate
+    >>> result.finding("judge_human_vote_agreement").estimate.estimate
     1.0
     """
     ctx = ProbeContext(judge="offline", rubric=rubric, seed=seed, judge_name="recorded")
