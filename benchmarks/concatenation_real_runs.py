@@ -41,13 +41,13 @@ from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.generation import generate_responses_sync
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.probes import Probe, ProbeContext, ProbeResult
-from judgeprobe.running import run_probe_sync
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
+from judgeprobe.running import run_probe_sync
 from judgeprobe.stats import Estimate
 from judgeprobe.verdict import Verdict
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.data.mt_bench_votes import GPT4, LengthScope, Match, load_mt_bench_votes
 from judgeprobe.falsifier import load_falsifier
-from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes._length import OnEqual
 from judgeprobe.probes._pairwise import MajorityTies
@@ -42,6 +42,7 @@ from judgeprobe.probes.base import pairwise_items
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
 from judgeprobe.probes.length_null import LengthNullProbe
 from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.running import analyze_offline
 from judgeprobe.stats import Estimate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,8 +54,7 @@ RECORDED = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), s
 
 def analyzed(probe: Probe, items: Sequence[PairwiseItem]) -> ProbeResult:
     """``probe``'s result on the recorded votes of ``items`` (its plan asks for no judge call)."""
-    plan = probe.plan(items, RECORDED)
-    return probe.analyze(plan, Verdicts(plan, {}))
+    return analyze_offline(probe, items, RECORDED.rubric, seed=RECORDED.seed)
 
 
 BINS = ("<5%", "<10%", "10-30%", ">30%")

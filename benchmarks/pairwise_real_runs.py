@@ -31,7 +31,7 @@ from judgeprobe.data.pairwise_sets import (
     load_pandalm,
 )
 from judgeprobe.falsifier import load_falsifier
-from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.base import pairwise_items
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
@@ -39,6 +39,7 @@ from judgeprobe.probes.length_control import LengthControlledWinRateProbe
 from judgeprobe.probes.length_null import LengthNullProbe
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.running import analyze_offline, run_probe_sync
 from judgeprobe.stats import Estimate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,8 +59,7 @@ RECORDED = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), s
 
 def analyzed(probe: Probe, items: Sequence[PairwiseItem]) -> ProbeResult:
     """``probe``'s result on the recorded votes of ``items`` (its plan asks for no judge call)."""
-    plan = probe.plan(items, RECORDED)
-    return probe.analyze(plan, Verdicts(plan, {}))
+    return analyze_offline(probe, items, RECORDED.rubric, seed=RECORDED.seed)
 
 
 def fmt(est: Estimate) -> str:
@@ -216,7 +216,6 @@ def live_sample(n: int, seed: int) -> list[PairwiseItem]:
 def live(n: int, store: str, seed: int) -> None:
     from judgeprobe.engine import Engine, EngineConfig, RunStore
     from judgeprobe.judges.llama import default_judge
-    from judgeprobe.running import run_probe_sync
 
     items = live_sample(n, seed)
     engine = Engine(default_judge(), RunStore(store), EngineConfig(progress=False))

@@ -20,13 +20,14 @@ import pytest
 from judgeprobe.data import PairwiseItem, Vote, item_fields, load_dataset, load_mt_bench_votes
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.falsifier import load_falsifier
-from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
 from judgeprobe.probes.length_control import LengthControlledWinRateProbe
 from judgeprobe.probes.length_null import LengthNullProbe
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.running import analyze_offline
 from judgeprobe.transforms.swap import swap_positions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,8 +38,7 @@ CTX = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), seed=0
 
 def analyzed(probe: Probe, items: Sequence[PairwiseItem]) -> ProbeResult:
     """``probe``'s result with no judge verdict (recorded votes need none)."""
-    plan = probe.plan(items, CTX)
-    return probe.analyze(plan, Verdicts(plan, {}))
+    return analyze_offline(probe, items, CTX.rubric, seed=CTX.seed)
 
 
 HEADER = "question_id,model_a,model_b,winner,judge,turn"

@@ -19,7 +19,7 @@ from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import ProbeResult, get_probe_class
 from judgeprobe.probes._length import relative_gap, text_length
 from judgeprobe.probes.base import Probe
@@ -29,7 +29,7 @@ from judgeprobe.probes.length_null import LengthNullProbe
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import run_probe_sync
+from judgeprobe.running import analyze_offline, run_probe_sync
 from judgeprobe.stats import ConfidenceInterval, Estimate
 from judgeprobe.transforms.swap import swap_positions
 
@@ -45,8 +45,7 @@ OTHER: dict[PairwiseChoice, PairwiseChoice] = {"A": "B", "B": "A", "tie": "tie"}
 
 def analyzed(probe: Probe, items: Sequence[PairwiseItem], ctx: ProbeContext = CTX) -> ProbeResult:
     """``probe``'s result with no judge verdict (recorded votes need none)."""
-    plan = probe.plan(items, ctx)
-    return probe.analyze(plan, Verdicts(plan, {}))
+    return analyze_offline(probe, items, ctx.rubric, seed=ctx.seed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -186,10 +186,12 @@ def reanalyze(store: RunStore, run_id: int, name: str) -> ProbeResult:
 def analyze_offline(
     probe: Probe, items: Sequence[Item], rubric: Rubric, *, seed: int = 0
 ) -> ProbeResult:
-    """Run ``probe`` on verdicts the items carry (recorded votes), with no judge at all.
+    """Run ``probe`` with no judge at all: on the votes the items carry, and nothing else.
 
-    For probes given a recorded ``judge_source`` (and any other plan with no request): plan,
-    analyze, done. A :class:`ConfigError` when the plan needs a judge call.
+    For probes given a recorded ``judge_source``, whose plan has no request, and for what a
+    probe reports without its judge (the length-only null's agreement of "pick the longer"
+    with the humans). Requests the plan does hold stay unjudged: they are counted as
+    ``missing`` in the result's usage, and findings that need them are not assessable.
 
     Examples
     --------
@@ -206,14 +208,16 @@ def analyze_offline(
     ... )
     >>> result.finding("judge_human_vote_agreement").estimate.estimate
     1.0
+    >>> result.usage["requests"]
+    0
     """
-    ctx = ProbeContext(judge="offline", rubric=rubric, seed=seed, judge_name="recorded")
+    ctx = ProbeContext(judge="recorded", rubric=rubric, seed=seed)
     plan = probe.plan(items, ctx)
-    if plan.requests or probe.refine(plan, Verdicts(plan, {})) is not None:
-        raise ConfigError(
-            f"probe {probe.name!r} needs judge calls here ({len(plan.keys)} requests); run it with "
-            "a judge (run_probe_sync) or give it recorded votes (judge_source)"
-        )
+    for _ in range(MAX_STAGES):
+        refined = probe.refine(plan, Verdicts(plan, {}))
+        if refined is None:
+            break
+        plan = _next_stage(probe, plan, refined)
     return _analyzed(probe, plan, {}, CallStats())
 
 
