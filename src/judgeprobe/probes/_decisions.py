@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from judgeprobe import stats
 from judgeprobe.data.items import Item, PointwiseItem, item_fields
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.plan import ProbeContext, Role, Verdicts
 from judgeprobe.probes.base import Threshold
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Decision, Rubric
-from judgeprobe.stats import Estimate, mean
+from judgeprobe.stats import Estimate
 from judgeprobe.transforms.concat import Join, concatenate
 from judgeprobe.verdict import VerdictStatus
 
@@ -210,14 +210,9 @@ def draw_tuples(
 
 
 def mean_shift(values: Sequence[float], confidence_level: float) -> Estimate:
-    """Mean of paired differences with a t interval.
-
-    SciPy warns of precision loss when the differences are all (nearly) equal, which is the
-    expected case for an invariant judge; the interval is then (nearly) a point, and correct.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
-        return mean(values, confidence_level=confidence_level)
+    """:func:`judgeprobe.stats.mean_shift` with the level as its second argument (the statistic
+    lives in :mod:`judgeprobe.stats`; this only forwards to it)."""
+    return stats.mean_shift(values, confidence_level=confidence_level)
 
 
 def with_counts(estimate: Estimate, **counts: float) -> Estimate:
