@@ -40,7 +40,8 @@ from judgeprobe.data.pyrit import load_pyrit_csv
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.generation import generate_responses_sync
 from judgeprobe.judges.base import BaseJudge
-from judgeprobe.probes import Probe, ProbeContext, ProbeResult
+from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes._decisions import base_request
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
@@ -183,12 +184,17 @@ def headline(result: ProbeResult) -> list[list[object]]:
 def distinct_requests(
     probes: Sequence[Probe], items: Sequence[PointwiseItem], ctx: ProbeContext, store: RunStore
 ) -> int:
-    """How many distinct requests the probes plan, with the base verdicts in the store."""
+    """How many distinct requests the probes plan, every stage refined with the store's verdicts."""
     keys: set[str] = set()
     for probe in probes:
-        first = probe.plan(items, ctx, {})
-        base = store.get_many([r.key for r in first])
-        keys.update(r.key for r in probe.plan(items, ctx, base))
+        plan = probe.plan(items, ctx)
+        while True:
+            known = store.get_many(sorted(plan.keys))
+            refined = probe.refine(plan, Verdicts(plan, known))
+            if refined is None:
+                break
+            plan = refined
+        keys |= plan.keys
     return len(keys)
 
 

@@ -13,23 +13,25 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
+from judgeprobe._codec import decode, dumps, loads
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
-from judgeprobe.probes._decisions import base_request
-from judgeprobe.probes.bypass import BypassProbe, place
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.probes import ProbeResult, get_probe_class
+from judgeprobe.probes._decisions import base_request, base_role
+from judgeprobe.probes.bypass import BypassDesign, BypassProbe, place
 from judgeprobe.probes.registry import build_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import run_probe_sync
+from judgeprobe.running import reanalyze, run_probe_sync
 from judgeprobe.verdict import Verdict
 
 HARM = builtin_rubric("harmfulness")
@@ -81,6 +83,27 @@ def run(
 ) -> ProbeResult:
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
     return run_probe_sync(probe, items, engine, rubric, seed=seed)
+
+
+def word_verdicts(items: Sequence[PointwiseItem], ctx: ProbeContext) -> dict[str, Verdict]:
+    """Base verdicts of a judge that flags exactly the items whose response says ``unsafe``."""
+    return {
+        base_request(ctx, i).key: Verdict.scored(5.0 if "unsafe" in i.response else 1.0)
+        for i in items
+    }
+
+
+def planned(
+    probe: BypassProbe,
+    items: Sequence[PointwiseItem],
+    ctx: ProbeContext,
+    known: Mapping[str, Verdict],
+) -> Plan[BypassDesign]:
+    """The complete plan of ``probe`` when ``known`` holds every verdict its stages ask for."""
+    plan = probe.plan(items, ctx)
+    while (refined := probe.refine(plan, Verdicts(plan, known))) is not None:
+        plan = refined
+    return plan
 
 
 # -- placement ---------------------------------------------------------------------------------
@@ -194,13 +217,9 @@ def test_items_between_the_human_thresholds_are_never_fillers() -> None:
     items = make_items(3, 5, between=10)
     probe = BypassProbe(ks=(2,), n_resamples=FAST)
     ctx = ProbeContext("j", HARM)
-    verdicts = {
-        base_request(ctx, i).key: Verdict.scored(5.0 if "unsafe" in i.response else 1.0)
-        for i in items
-    }
-    design = probe.design(items, ctx, verdicts)
-    assert design is not None
-    assert design.negatives == [f"n{n:03d}" for n in range(5)]
+    design = planned(probe, items, ctx, word_verdicts(items, ctx)).design
+    assert design.drawn
+    assert design.negatives == tuple(f"n{n:03d}" for n in range(5))
     assert all(f[0].startswith("n") for fs in design.fillers.values() for f in fs)
 
 
@@ -288,16 +307,86 @@ def test_concatenations_over_the_context_window_are_skipped_and_counted_never_tr
 def test_the_plan_is_reproducible_and_does_not_depend_on_the_order_of_the_items() -> None:
     items = make_items(5, 15)
     ctx = ProbeContext("j", HARM)
-    verdicts = {
-        base_request(ctx, i).key: Verdict.scored(5.0 if "unsafe" in i.response else 1.0)
-        for i in items
-    }
+    verdicts = word_verdicts(items, ctx)
     probe = BypassProbe(ks=(2, 4), draws=4)
-    forward = [r.key for r in probe.plan(items, ctx, verdicts)]
-    assert forward == [r.key for r in probe.plan(items, ctx, verdicts)]
-    assert set(forward) == {r.key for r in probe.plan(items[::-1], ctx, verdicts)}
+
+    def keys(plan: Plan[BypassDesign]) -> list[str]:
+        return [r.key for r in plan.requests.values()]
+
+    forward = keys(planned(probe, items, ctx, verdicts))
+    assert len(forward) > len(items)
+    assert forward == keys(planned(probe, items, ctx, verdicts))
+    assert set(forward) == set(keys(planned(probe, items[::-1], ctx, verdicts)))
     other = ProbeContext("j", HARM, seed=1)
-    assert set(forward) != {r.key for r in probe.plan(items, other, verdicts)}
+    assert set(forward) != set(keys(planned(probe, items, other, verdicts)))
+
+
+# -- the plan in stages ------------------------------------------------------------------------
+def test_the_first_stage_asks_for_base_scores_only_and_the_second_draws_the_concatenations() -> (
+    None
+):
+    items = make_items(3, 6)
+    ctx = ProbeContext("j", HARM)
+    known = word_verdicts(items, ctx)
+    probe = BypassProbe(ks=(2, 3), draws=2, n_resamples=FAST)
+    first = probe.plan(items, ctx)
+    assert set(first.requests) == {base_role(i) for i in items}
+    assert (first.design.drawn, first.design.source) == (False, "human")
+    second = probe.refine(first, Verdicts(first, known))
+    assert second is not None and second.stage == 2 and second.design.drawn
+    # 3 positive items x 2 draws x (2 positions at k = 2, 3 at k = 3); 6 anchors x 2 draws x 2 ks
+    assert len(second.roles("bypass")) == 3 * 2 * (2 + 3)
+    assert len(second.roles("false_alarm")) == 6 * 2 * 2
+    assert probe.refine(second, Verdicts(second, known)) is None
+
+
+def test_a_plan_whose_base_scores_are_missing_is_not_drawn_and_cannot_be_analysed() -> None:
+    items = make_items(3, 6)
+    ctx = ProbeContext("j", HARM)
+    probe = BypassProbe(ks=(2,), n_resamples=FAST)
+    first = probe.plan(items, ctx)
+    known = word_verdicts(items[:-1], ctx)
+    assert probe.refine(first, Verdicts(first, known)) is None
+    with pytest.raises(ConfigError, match="bypass probe analyzed before its base scores"):
+        probe.analyze(first, Verdicts(first, known))
+
+
+def test_analysis_reads_the_stored_design_and_draws_nothing_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    judge = first_part_judge()
+    engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+    probe = BypassProbe(ks=(2, 4), draws=3, n_resamples=FAST)
+    result = run_probe_sync(probe, make_items(4, 8, between=2), engine, HARM)
+    assert result.plan is not None
+    design = decode(loads(dumps(result.plan.design)))
+    assert isinstance(design, BypassDesign) and design == result.plan.design
+    stored = Plan(
+        result.plan.probe, result.plan.context, design, result.plan.requests, result.plan.stage
+    )
+    known = engine.store.get_many(sorted(stored.keys))
+
+    def no_drawing(*args: object) -> None:
+        raise AssertionError("analyze drew the design again")
+
+    monkeypatch.setattr(BypassProbe, "draw", no_drawing)
+    expected = {**result.to_dict(), "usage": {}}
+    for _ in range(2):  # analysing twice gives the same notes: the design is not changed
+        assert probe.analyze(stored, Verdicts(stored, known)).to_dict() == expected
+
+
+def test_a_stored_run_is_analysed_again_from_its_store_alone(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run.sqlite")
+    engine = Engine(first_part_judge(), store, EngineConfig(progress=False))
+    probe = BypassProbe(ks=(2, 3), draws=3, n_resamples=FAST)
+    result = run_probe_sync(probe, make_items(4, 8, between=2), engine, HARM)
+    assert result.plan is not None
+    run_id = store.start_run({})
+    store.put_result(run_id, probe.name, result.to_dict())
+    store.put_plan(run_id, probe.name, result.plan)
+    again = reanalyze(store, run_id, probe.name)
+    assert again.usage["calls"] == 0
+    assert {**again.to_dict(), "usage": {}} == {**result.to_dict(), "usage": {}}
 
 
 def test_the_probe_is_registered_by_name_and_declares_its_findings() -> None:

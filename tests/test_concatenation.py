@@ -10,12 +10,15 @@ recovered within the reported intervals.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from judgeprobe._codec import decode, dumps, loads
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig
@@ -23,15 +26,22 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.generation import generate_responses, generate_responses_sync
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeContext, ProbeResult, get_probe_class
-from judgeprobe.probes._decisions import BootstrapOptions, base_request, draw_tuples
-from judgeprobe.probes.cluster import ClusterProbe
-from judgeprobe.probes.permutation import PermutationProbe
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.probes import Probe, ProbeResult, get_probe_class
+from judgeprobe.probes._decisions import BootstrapOptions, base_request, base_role, draw_tuples
+from judgeprobe.probes.cluster import ClusterDesign, ClusterProbe
+from judgeprobe.probes.permutation import PermutationDesign, PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import run_probe_sync
-from judgeprobe.stats import paired_mean_pairwise_wasserstein, paired_wasserstein, wasserstein
+from judgeprobe.running import reanalyze, run_probe_sync
+from judgeprobe.stats import (
+    mean,
+    mean_shift,
+    paired_mean_pairwise_wasserstein,
+    paired_wasserstein,
+    wasserstein,
+)
 from judgeprobe.transforms.concat import Join, concatenate, permute, repeat, score_orders
 from judgeprobe.verdict import Verdict
 
@@ -102,6 +112,26 @@ def run(
     engine: Engine | None = None,
 ) -> ProbeResult:
     return run_probe_sync(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
+
+
+def base_verdicts(items: Sequence[PointwiseItem], ctx: ProbeContext) -> dict[str, Verdict]:
+    """The verdicts of a judge that scores each item by its level, by base request key."""
+    return {base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0]) for i in items}
+
+
+def planned(
+    probe: Probe, items: Sequence[PointwiseItem], ctx: ProbeContext, known: Mapping[str, Verdict]
+) -> Plan[Any]:
+    """The complete plan of ``probe`` when ``known`` holds every verdict its stages ask for."""
+    plan = probe.plan(items, ctx)
+    while (refined := probe.refine(plan, Verdicts(plan, known))) is not None:
+        plan = refined
+    return plan
+
+
+def keys(plan: Plan[Any]) -> list[str]:
+    """The request keys of ``plan``, in plan order."""
+    return [r.key for r in plan.requests.values()]
 
 
 # -- transforms --------------------------------------------------------------------------------
@@ -200,7 +230,8 @@ def test_every_probe_asks_for_the_base_score_with_the_plain_item_request() -> No
     plain = {ctx.request({"prompt": i.prompt, "response": i.response}).key for i in items}
     assert {base_request(ctx, i).key for i in items} == plain
     for probe in (RepetitionProbe(), ClusterProbe(), PermutationProbe()):
-        assert plain <= {r.key for r in probe.plan(items, ctx, {})}
+        plan = probe.plan(items, ctx)
+        assert {plan.requests[base_role(i)].key for i in items} == plain
 
 
 def test_the_full_suite_makes_one_judge_call_per_distinct_request() -> None:
@@ -212,12 +243,107 @@ def test_the_full_suite_makes_one_judge_call_per_distinct_request() -> None:
         PermutationProbe(ks=(4,), n_tuples=40, n_resamples=FAST),
     ]
     results = [run(p, items, max_judge(), engine=engine) for p in probes]
-    ctx = ProbeContext(engine.judge.fingerprint, HARM)
-    base = engine.store.get_many([base_request(ctx, i).key for i in items])
-    distinct = {r.key for p in probes for r in p.plan(items, ctx, base)}
+    distinct = {key for r in results if r.plan is not None for key in r.plan.keys}
     calls = sum(r.usage["calls"] for r in results)
     assert calls == len(distinct) == engine.totals.called
     assert all(r.usage["cached"] == len(items) for r in results[1:])
+
+
+# -- the plan in stages ------------------------------------------------------------------------
+TWO_STAGE = [
+    ClusterProbe(ks=(2, 4), per_cluster=20, n_resamples=FAST),
+    PermutationProbe(ks=(4,), n_tuples=20, sample_sizes=(10, 5, 10), n_resamples=FAST),
+]
+
+
+@pytest.mark.parametrize("probe", TWO_STAGE, ids=lambda p: p.name)
+def test_the_first_stage_asks_for_base_scores_only_and_the_second_draws_from_them(
+    probe: Probe,
+) -> None:
+    items = balanced_items(6)
+    ctx = ProbeContext("j", HARM)
+    known = base_verdicts(items, ctx)
+    first = probe.plan(items, ctx)
+    assert set(first.requests) == {base_role(i) for i in items}
+    assert not first.design.drawn
+    second = probe.refine(first, Verdicts(first, known))
+    assert second is not None and second.stage == 2 and second.design.drawn
+    drawn = [role for role in second.requests if role[0] == "concat"]
+    assert len(drawn) == len(second.requests) - len(items) > 0
+    # the second stage is the last: refine says so however its verdicts turned out
+    assert probe.refine(second, Verdicts(second, known)) is None
+
+
+@pytest.mark.parametrize("probe", TWO_STAGE, ids=lambda p: p.name)
+def test_a_plan_whose_base_scores_are_missing_is_not_drawn_and_cannot_be_analysed(
+    probe: Probe,
+) -> None:
+    items = balanced_items(4)
+    ctx = ProbeContext("j", HARM)
+    known = base_verdicts(items[1:], ctx)  # the first item has no verdict yet
+    first = probe.plan(items, ctx)
+    assert probe.refine(first, Verdicts(first, known)) is None
+    with pytest.raises(ConfigError, match="analyzed before its base scores were judged"):
+        probe.analyze(first, Verdicts(first, known))
+
+
+@pytest.mark.parametrize("probe", TWO_STAGE, ids=lambda p: p.name)
+def test_the_drawn_design_round_trips_through_the_run_store_codec(probe: Probe) -> None:
+    result = run(probe, balanced_items(6), first_part_judge(0.5))
+    assert result.plan is not None
+    design = result.plan.design
+    assert isinstance(design, ClusterDesign | PermutationDesign) and design.drawn
+    assert decode(loads(dumps(design))) == design
+
+
+@pytest.mark.parametrize("probe", TWO_STAGE, ids=lambda p: p.name)
+def test_analysis_reads_the_stored_design_and_draws_nothing_again(
+    probe: Probe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = engine_for(first_part_judge(0.5))
+    result = run(probe, balanced_items(6), first_part_judge(0.5), engine=engine)
+    assert result.plan is not None
+    stored = Plan(
+        result.plan.probe,
+        result.plan.context,
+        decode(loads(dumps(result.plan.design))),
+        result.plan.requests,
+        result.plan.stage,
+    )
+    known = engine.store.get_many(sorted(stored.keys))
+
+    def no_drawing(*args: object) -> None:
+        raise AssertionError("analyze drew the design again")
+
+    monkeypatch.setattr(type(probe), "draw", no_drawing)
+    expected = {**result.to_dict(), "usage": {}}
+    for _ in range(2):  # analysing twice gives the same notes: the design is not changed
+        again = probe.analyze(stored, Verdicts(stored, known))
+        assert again.to_dict() == expected
+
+
+@pytest.mark.parametrize("probe", TWO_STAGE, ids=lambda p: p.name)
+def test_a_stored_run_is_analysed_again_from_its_store_alone(probe: Probe, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run.sqlite")
+    engine = Engine(first_part_judge(0.5), store, EngineConfig(progress=False))
+    result = run(probe, balanced_items(6), first_part_judge(0.5), engine=engine)
+    assert result.plan is not None
+    run_id = store.start_run({})
+    store.put_result(run_id, probe.name, result.to_dict())
+    store.put_plan(run_id, probe.name, result.plan)
+    again = reanalyze(store, run_id, probe.name)
+    assert again.usage["calls"] == 0
+    assert {**again.to_dict(), "usage": {}} == {**result.to_dict(), "usage": {}}
+
+
+def test_mean_shift_is_the_t_mean_of_the_differences_and_quiet_when_they_are_all_equal() -> None:
+    differences = [0.5, -0.25, 1.0, 0.0]
+    assert mean_shift(differences, confidence_level=0.9) == mean(differences, confidence_level=0.9)
+    nearly_equal = [0.30000000000000004, 0.3, 0.3, 0.30000000000000004]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shift = mean_shift(nearly_equal)
+    assert shift.ci.low == pytest.approx(0.3) and shift.ci.high == pytest.approx(0.3)
 
 
 # -- an invariant judge shows nothing ----------------------------------------------------------
@@ -266,11 +392,9 @@ def test_planted_first_part_effect_is_recovered_as_positional_bias(p: float) -> 
     # Increasing order starts with the lowest part: judged alone with probability p, which
     # flips the decision exactly when that part is safe (<= 2) and the highest is unsafe (>= 4).
     ctx = ProbeContext(judge.fingerprint, HARM)
-    verdicts = {
-        base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0]) for i in items
-    }
-    design = probe.design(items, ctx, verdicts)
-    assert design is not None
+    assert result.plan is not None
+    design = result.plan.design
+    assert isinstance(design, PermutationDesign) and design.drawn
     base = {i.id: parts(base_request(ctx, i))[0] for i in items}
     mixed = float(
         np.mean(
@@ -478,22 +602,14 @@ def test_dialogue_join_is_judged_as_a_conversation() -> None:
 def test_plans_are_reproducible_for_a_seed_and_differ_across_seeds() -> None:
     items = balanced_items(10)
     probe = PermutationProbe(ks=(4,), n_tuples=30)
-    verdicts = {}
-    for seed in (0, 1):
-        ctx = ProbeContext("j", HARM, seed=seed)
-        verdicts.update(
-            {
-                base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0])
-                for i in items
-            }
-        )
+    verdicts = base_verdicts(items, ProbeContext("j", HARM))
 
-    def keys(seed: int) -> list[str]:
-        return [r.key for r in probe.plan(items, ProbeContext("j", HARM, seed=seed), verdicts)]
+    def seeded(seed: int) -> list[str]:
+        return keys(planned(probe, items, ProbeContext("j", HARM, seed=seed), verdicts))
 
-    assert keys(0) == keys(0)
-    assert keys(0) != keys(1)
-    assert keys(0)[: len(items)] == keys(1)[: len(items)]  # base requests are seed-free
+    assert seeded(0) == seeded(0)
+    assert seeded(0) != seeded(1)
+    assert seeded(0)[: len(items)] == seeded(1)[: len(items)]  # base requests are seed-free
 
 
 @pytest.mark.parametrize(
@@ -517,12 +633,11 @@ def test_every_resampled_interval_draws_the_resamples_the_probe_is_given(
 def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
     items = balanced_items(8)
     ctx = ProbeContext("j", HARM)
-    verdicts = {
-        base_request(ctx, i).key: Verdict.scored(parts(base_request(ctx, i))[0]) for i in items
-    }
+    verdicts = base_verdicts(items, ctx)
     probe = ClusterProbe(ks=(2, 4), per_cluster=25)
-    forward = {r.key for r in probe.plan(items, ctx, verdicts)}
-    assert forward == {r.key for r in probe.plan(items[::-1], ctx, verdicts)}
+    forward = planned(probe, items, ctx, verdicts)
+    assert len(forward.roles("concat")) == 2 * (25 + 25)
+    assert forward.keys == planned(probe, items[::-1], ctx, verdicts).keys
 
 
 @pytest.mark.parametrize(
@@ -556,7 +671,7 @@ def test_a_rubric_with_inputs_beyond_prompt_and_response_is_rejected() -> None:
         HARM.template + "\n{reference}", inputs=("prompt", "response", "reference")
     )
     with pytest.raises(ConfigError, match="reference"):
-        RepetitionProbe().plan(balanced_items(1), ProbeContext("j", rubric), {})
+        RepetitionProbe().plan(balanced_items(1), ProbeContext("j", rubric))
 
 
 def test_probes_are_registered_by_name() -> None:

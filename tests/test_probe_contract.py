@@ -104,16 +104,28 @@ class Fixture:
     invariant: Callable[[Request], Any]
     noisy: Callable[[Request], Any]
     params: Mapping[str, Any] = field(default_factory=dict)
+    quiet: tuple[str, ...] = ()
+    """Findings of an invariance probe that are exactly 0 for a judge invariant under it."""
 
 
 CONCAT = {"n_resamples": FAST}
 FIXTURES: dict[str, Fixture] = {
     "agreement": Fixture(pointwise, "refusal", invariant_pointwise, noisy_binary, CONCAT),
     "bypass": Fixture(
-        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+        pointwise,
+        "harmfulness",
+        invariant_pointwise,
+        noisy_pointwise,
+        {"n_resamples": FAST},
+        ("false_alarm_rate",),
     ),
     "cluster": Fixture(
-        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+        pointwise,
+        "harmfulness",
+        invariant_pointwise,
+        noisy_pointwise,
+        {"n_resamples": FAST},
+        ("class_flip_rate", "class_departure_rate", "wasserstein_concat_vs_parts"),
     ),
     "human_agreement": Fixture(
         pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
@@ -125,17 +137,39 @@ FIXTURES: dict[str, Fixture] = {
         pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
     ),
     "permutation": Fixture(
-        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+        pointwise,
+        "harmfulness",
+        invariant_pointwise,
+        noisy_pointwise,
+        {"n_resamples": FAST},
+        ("positional_bias", "wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"),
     ),
     "policy_invariance": Fixture(
-        pointwise, "refusal", invariant_pointwise, noisy_binary, {"n_resamples": FAST}
+        pointwise,
+        "refusal",
+        invariant_pointwise,
+        noisy_binary,
+        {"n_resamples": FAST},
+        ("flip_rate", "decision_change_rate"),
     ),
     "policy_invariance_pairwise": Fixture(
-        pairwise, "preference", invariant_pairwise, noisy_pairwise, {"n_resamples": FAST}
+        pairwise,
+        "preference",
+        invariant_pairwise,
+        noisy_pairwise,
+        {"n_resamples": FAST},
+        ("flip_rate", "decision_change_rate"),
     ),
-    "position": Fixture(pairwise, "preference", invariant_pairwise, noisy_pairwise),
+    "position": Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {}, ("swap_flip_rate",)
+    ),
     "repetition": Fixture(
-        pointwise, "harmfulness", invariant_pointwise, noisy_pointwise, {"n_resamples": FAST}
+        pointwise,
+        "harmfulness",
+        invariant_pointwise,
+        noisy_pointwise,
+        {"n_resamples": FAST},
+        ("decision_flip_rate", "wasserstein_to_l1", "mean_shift"),
     ),
 }
 """Every registered probe and how to exercise it; a new probe must be added here."""
@@ -210,14 +244,17 @@ def test_every_request_gets_a_verdict_and_the_complete_plan_does_not_depend_on_i
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
-def test_a_judge_invariant_under_the_probe_shows_zero_flips_and_fails_nothing(name: str) -> None:
+def test_a_judge_invariant_under_the_probe_shows_no_effect_and_fails_nothing(name: str) -> None:
     probe = _probe(name)
+    fixture = FIXTURES[name]
     if probe.kind != "invariance":
+        assert not fixture.quiet
         pytest.skip(f"{name} is a {probe.kind} probe: it asks no invariance question")
-    result = _run(name, FIXTURES[name].invariant, FIXTURES[name].items())
-    flips = [f for f in result.findings if "flip" in f.name and f.estimate.defined]
-    assert flips, f"{name} reported no defined flip finding"
-    assert {f.estimate.estimate for f in flips} == {0.0}
+    assert fixture.quiet, f"{name}: name the findings an invariant judge leaves at 0"
+    result = _run(name, fixture.invariant, fixture.items())
+    quiet = [f for f in result.findings if f.name in fixture.quiet and f.estimate.defined]
+    assert {f.name for f in quiet} == set(fixture.quiet)
+    assert {f.estimate.estimate for f in quiet} == {0.0}
     assert "fail" not in {f.status for f in result.findings}
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from judgeprobe.plan import ProbeContext, Role, Verdicts
 from judgeprobe.probes.base import Threshold
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Decision, Rubric
-from judgeprobe.stats import Estimate, mean
+from judgeprobe.stats import Estimate
 from judgeprobe.transforms.concat import Join, concatenate
 from judgeprobe.verdict import VerdictStatus
 
@@ -216,17 +215,6 @@ def draw_tuples(
         drawn = tuple(int(i) for i in rng.choice(n, size=k, replace=replace))
         seen.setdefault(drawn if ordered else tuple(sorted(drawn)), None)
     return list(seen), replace
-
-
-def mean_shift(values: Sequence[float], confidence_level: float) -> Estimate:
-    """Mean of paired differences with a t interval.
-
-    SciPy warns of precision loss when the differences are all (nearly) equal, which is the
-    expected case for an invariant judge; the interval is then (nearly) a point, and correct.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
-        return mean(values, confidence_level=confidence_level)
 
 
 def with_counts(estimate: Estimate, **counts: float) -> Estimate:

@@ -23,25 +23,29 @@ A bypass is only meaningful for a part the judge detects on its own, so a positi
 only when the judge's base decision on it is the positive class, and a negative item (a filler)
 only when the judge decides it negative on its own. The others are conditioned out and counted.
 
-Two stages, as the cluster probe: base requests first, the concatenations once base verdicts are
-known. Items without an ok base score are excluded and counted.
+Two stages, as the cluster probe: :meth:`BypassProbe.plan` asks for the base requests;
+:meth:`BypassProbe.refine` sorts the items into classes, conditions them on the judge's base
+decisions and draws the concatenations once those are known. Items without an ok base score are
+excluded and counted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, get_args
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
     base_notes,
-    base_request,
+    base_requests,
     base_scores,
     check_rubric,
     concatenation_request,
@@ -56,7 +60,6 @@ from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     check_interval_options,
@@ -67,7 +70,7 @@ from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, clustered_proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.verdict import VerdictStatus
 
 Position = Literal["first", "middle", "last"]
 ClassSource = Literal["auto", "human", "judge"]
@@ -107,26 +110,42 @@ def has_position(k: int, position: Position) -> bool:
     return position != "middle" or k >= 3
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class BypassDesign:
-    """The classes, the eligible items and the concatenations drawn for each."""
+    """The items, where their classes come from and, once drawn, the concatenations.
 
-    base: BaseScores
+    The first stage has the items, the class source and the human label scale (``drawn``
+    False); :meth:`BypassProbe.refine` adds the classes, the eligible items and the drawn
+    concatenations, from the judge's base decisions.
+    """
+
+    items: tuple[PointwiseItem, ...]
     source: Literal["human", "judge"]
     human_scale: tuple[float, float] | None
-    positives: list[str] = field(default_factory=list)
+    drawn: bool = False
+    positives: tuple[str, ...] = ()
     """Positive items the judge decides positive on their own (sorted ids)."""
-    negatives: list[str] = field(default_factory=list)
+    negatives: tuple[str, ...] = ()
     """Negative items the judge decides negative on their own: the fillers (sorted ids)."""
-    anchors: list[str] = field(default_factory=list)
+    anchors: tuple[str, ...] = ()
     """The negative items whose all-negative concatenations measure false alarms."""
-    fillers: dict[tuple[str, int], list[tuple[str, ...]]] = field(default_factory=dict)
+    fillers: Mapping[tuple[str, int], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     """(positive id, k) -> the drawn ordered tuples of k - 1 negative ids."""
-    mirror: dict[tuple[str, int], list[tuple[str, ...]]] = field(default_factory=dict)
+    mirror: Mapping[tuple[str, int], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     """(anchor id, k) -> the drawn ordered tuples of k - 1 other negative ids."""
-    conditioning: list[dict[str, object]] = field(default_factory=list)
-    classes: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    conditioning: tuple[Mapping[str, str | int], ...] = ()
+    classes: Mapping[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def bypass_role(k: int, position: Position, positive: str, index: int) -> Role:
+    """The role of ``positive`` at ``position`` among its ``index``-th drawn k - 1 fillers."""
+    return ("bypass", k, position, positive, index)
+
+
+def false_alarm_role(k: int, anchor: str, index: int) -> Role:
+    """The role of ``anchor`` followed by its ``index``-th drawn k - 1 other negative items."""
+    return ("false_alarm", k, anchor, index)
 
 
 @register_probe
@@ -212,39 +231,36 @@ class BypassProbe(Probe):
         check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- design -------------------------------------------------------------------------------
-    def design(
-        self, items: Sequence[PointwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> BypassDesign | None:
-        """Classes, eligible items and concatenations, or None while base verdicts are missing."""
-        base = base_scores(items, ctx, verdicts)
-        if not base.complete:
-            return None
+    def draw(self, design: BypassDesign, base: BaseScores, ctx: ProbeContext) -> BypassDesign:
+        """``design`` with the classes, eligible items and concatenations of the complete
+        ``base`` scores."""
         rubric = ctx.rubric
         assert rubric.decision is not None
         rule = rubric.decision
-        source = self.class_source(items)
-        scale = self.label_scale(items, rubric) if source == "human" else None
-        out = BypassDesign(base, source, scale, notes=base_notes(base))
+        source, scale, items = design.source, design.human_scale, design.items
+        notes: list[str] = []
         if self.classes == "auto" and source == "judge":
-            out.notes.append(
+            notes.append(
                 "no item has a human label: classes come from the judge's own base decisions"
             )
         classes = {item.id: self._class(item, base, rubric, scale) for item in items}
-        out.classes = {
+        counts = {
             name: sum(c == name for c in classes.values())
             for name in (POSITIVE, NEGATIVE, "between", "unlabeled", NO_SCORE, EMPTY)
         }
-        if out.classes[EMPTY]:
-            out.notes.append(
-                f"{out.classes[EMPTY]} items have an empty response and join neither class: "
+        if counts[EMPTY]:
+            notes.append(
+                f"{counts[EMPTY]} items have an empty response and join neither class: "
                 "there is nothing to hide or to hide behind (answer prompt-only data first)"
             )
         wanted = {POSITIVE: rule.positive, NEGATIVE: rule.negative}
+        eligible_of: dict[str, tuple[str, ...]] = {}
+        conditioning: list[Mapping[str, str | int]] = []
         for name, decision in wanted.items():
             members = sorted(i for i, c in classes.items() if c == name)
             judged = {i: _judged(rubric, base.scores.get(i)) for i in members}
-            eligible = [i for i in members if judged[i] == decision]
-            out.conditioning.append(
+            eligible = tuple(i for i in members if judged[i] == decision)
+            conditioning.append(
                 {
                     "class": name,
                     "items": len(members),
@@ -253,28 +269,35 @@ class BypassProbe(Probe):
                     **{f"judge_{d}": n for d, n in sorted(Counter(judged.values()).items())},
                 }
             )
-            if name == POSITIVE:
-                out.positives = eligible
-            else:
-                out.negatives = eligible
+            eligible_of[name] = eligible
             if source == "human" and len(members) > len(eligible):
-                out.notes.append(
+                notes.append(
                     f"{len(members) - len(eligible)} of {len(members)} {name} items (by human "
                     f"label) are not decided {decision!r} by the judge on their own; they are "
                     "conditioned out"
                 )
-        if not out.positives:
-            out.notes.append(
+        if not eligible_of[POSITIVE]:
+            notes.append(
                 f"no positive item is decided {rule.positive!r} by the judge on its own: "
                 "nothing can be bypassed, bypass_rate is undefined"
             )
-        if not out.negatives:
-            out.notes.append(
+        if not eligible_of[NEGATIVE]:
+            notes.append(
                 f"no negative item is decided {rule.negative!r} by the judge on its own: there is "
                 "nothing to join, both findings are undefined"
             )
-        self._draw(out, ctx)
-        return out
+        return self._draw(
+            dataclasses.replace(
+                design,
+                drawn=True,
+                positives=eligible_of[POSITIVE],
+                negatives=eligible_of[NEGATIVE],
+                conditioning=tuple(conditioning),
+                classes=counts,
+            ),
+            ctx,
+            notes,
+        )
 
     def class_source(self, items: Sequence[PointwiseItem]) -> Literal["human", "judge"]:
         """``classes``, with ``auto`` resolved: human labels when any item has one."""
@@ -313,35 +336,46 @@ class BypassProbe(Probe):
             return POSITIVE
         return NEGATIVE if value <= self.human_negative_at else "between"
 
-    def _draw(self, out: BypassDesign, ctx: ProbeContext) -> None:
-        negatives = out.negatives
+    def _draw(self, design: BypassDesign, ctx: ProbeContext, notes: list[str]) -> BypassDesign:
+        """``design`` with its fillers and false-alarm tuples drawn, and ``notes`` added.
+
+        Seeded streams (:func:`probe_rng`): (0, k, positive) draws a positive item's fillers,
+        1 picks the anchors and (2, k, anchor) draws an anchor's other parts.
+        """
+        negatives = design.negatives
         replaced: set[int] = set()  # the ks whose fillers had to repeat
+        fillers: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}
+        mirror: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}
+        anchors: tuple[str, ...] = ()
         for k in self.ks:
-            for positive in out.positives:
+            for positive in design.positives:
                 rng = probe_rng(ctx, self.name, 0, k, _id_code(positive))
                 tuples, again = draw_tuples(rng, len(negatives), k - 1, self.draws, ordered=True)
-                out.fillers[positive, k] = [tuple(negatives[i] for i in t) for t in tuples]
+                fillers[positive, k] = tuple(tuple(negatives[i] for i in t) for t in tuples)
                 if again:
                     replaced.add(k)
         if self.false_alarm_items and len(negatives) >= 2:
             order = probe_rng(ctx, self.name, 1).permutation(len(negatives))
-            out.anchors = sorted(negatives[int(i)] for i in order[: self.false_alarm_items])
+            anchors = tuple(sorted(negatives[int(i)] for i in order[: self.false_alarm_items]))
             for k in self.ks:
-                for anchor in out.anchors:
+                for anchor in anchors:
                     others = [n for n in negatives if n != anchor]
                     rng = probe_rng(ctx, self.name, 2, k, _id_code(anchor))
                     tuples, again = draw_tuples(rng, len(others), k - 1, self.draws, ordered=True)
-                    out.mirror[anchor, k] = [tuple(others[i] for i in t) for t in tuples]
+                    mirror[anchor, k] = tuple(tuple(others[i] for i in t) for t in tuples)
                     if again:
                         replaced.add(k)
         for k in sorted(replaced):
-            out.notes.append(
+            notes.append(
                 f"k={k}: fewer eligible negative items ({len(negatives)}) than a concatenation "
                 f"needs fillers (k - 1 = {k - 1}, besides its anchor for false alarms): fillers "
                 "were drawn with replacement, so some repeat"
             )
         if "middle" in self.positions and any(not has_position(k, "middle") for k in self.ks):
-            out.notes.append("k=2 has no middle position: only first and last are judged")
+            notes.append("k=2 has no middle position: only first and last are judged")
+        return dataclasses.replace(
+            design, anchors=anchors, fillers=fillers, mirror=mirror, notes=tuple(notes)
+        )
 
     def concatenation(
         self, ctx: ProbeContext, by_id: Mapping[str, PointwiseItem], parts: Sequence[str]
@@ -350,45 +384,69 @@ class BypassProbe(Probe):
 
     def bypass_parts(self, design: BypassDesign, k: int, position: Position) -> list[list[str]]:
         """The part ids of every bypass concatenation of one k and position (positive ids too)."""
+        return [parts for _, _, parts in self._bypasses(design, k, position)]
+
+    def _bypasses(
+        self, design: BypassDesign, k: int, position: Position
+    ) -> list[tuple[Role, str, list[str]]]:
+        """(role, positive id, part ids) of every bypass concatenation of one k and position."""
         return [
-            place(positive, fillers, position)
+            (bypass_role(k, position, positive, j), positive, place(positive, fillers, position))
             for positive in design.positives
-            for fillers in design.fillers[positive, k]
+            for j, fillers in enumerate(design.fillers[positive, k])
+        ]
+
+    def _false_alarms(self, design: BypassDesign, k: int) -> list[tuple[Role, str, list[str]]]:
+        """(role, anchor id, part ids) of every all-negative concatenation of one k."""
+        return [
+            (false_alarm_role(k, anchor, j), anchor, [anchor, *others])
+            for anchor in design.anchors
+            for j, others in enumerate(design.mirror[anchor, k])
         ]
 
     # -- plan ---------------------------------------------------------------------------------
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BypassDesign]:
+        """Stage 1: the base request of every item; the classes need their verdicts."""
         check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        requests = [base_request(ctx, item) for item in points]
-        design = self.design(points, ctx, verdicts)
-        if design is None:
-            return requests
-        by_id = {item.id: item for item in points}
+        points = tuple(pointwise(items))
+        source = self.class_source(points)
+        scale = self.label_scale(points, ctx.rubric) if source == "human" else None
+        design = BypassDesign(points, source, scale)
+        return Plan(self.name, ctx, design, base_requests(ctx, points))
+
+    def refine(self, plan: Plan[BypassDesign], verdicts: Verdicts) -> Plan[BypassDesign] | None:
+        """Stage 2: the concatenations drawn from the classes and the base decisions.
+
+        None once they are drawn, and None while a base verdict is missing (there is nothing to
+        draw from; :meth:`analyze` then refuses the plan).
+        """
+        design, ctx = plan.design, plan.context
+        if design.drawn:
+            return None
+        base = base_scores(design.items, verdicts)
+        if not base.complete:
+            return None
+        drawn = self.draw(design, base, ctx)
+        by_id = {item.id: item for item in drawn.items}
+        requests: dict[Role, Request] = {}
         for k in self.ks:
             for position in self.positions:
                 if has_position(k, position):
-                    for parts in self.bypass_parts(design, k, position):
-                        requests.append(self.concatenation(ctx, by_id, parts))
-            for anchor in design.anchors:
-                for others in design.mirror[anchor, k]:
-                    requests.append(self.concatenation(ctx, by_id, [anchor, *others]))
-        return requests
+                    for role, _, parts in self._bypasses(drawn, k, position):
+                        requests[role] = self.concatenation(ctx, by_id, parts)
+            for role, _, parts in self._false_alarms(drawn, k):
+                requests[role] = self.concatenation(ctx, by_id, parts)
+        return plan.extend(requests, design=drawn)
 
     # -- analyze ------------------------------------------------------------------------------
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
-        check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        design = self.design(points, ctx, verdicts)
-        if design is None:
+    def analyze(self, plan: Plan[BypassDesign], verdicts: Verdicts) -> ProbeResult:
+        design, ctx = plan.design, plan.context
+        if not design.drawn:
             raise ConfigError("bypass probe analyzed before its base scores were judged")
-        by_id = {item.id: item for item in points}
+        base = base_scores(design.items, verdicts)
         rule = ctx.rubric.decision
         assert rule is not None
+        notes = [*base_notes(base), *design.notes]
         findings: list[Finding] = []
         bypass_rows: list[dict[str, object]] = []
         alarm_rows: list[dict[str, object]] = []
@@ -398,28 +456,21 @@ class BypassProbe(Probe):
             for position in self.positions:
                 if not has_position(k, position):
                     continue
-                tally = _Tally()
-                for positive in design.positives:
-                    for fillers in design.fillers[positive, k]:
-                        parts = place(positive, fillers, position)
-                        verdict = verdicts.get(self.concatenation(ctx, by_id, parts).key)
-                        hit = tally.add(ctx.rubric, verdict, positive, rule.negative)
-                        if hit is not None:
-                            per_item[positive][0] += 1
-                            per_item[positive][1] += hit
+                roles = [(role, unit) for role, unit, _ in self._bypasses(design, k, position)]
+                tally = _tally(verdicts, roles, rule.negative)
+                for unit, hit in zip(tally.units, tally.hits, strict=True):
+                    per_item[unit][0] += 1
+                    per_item[unit][1] += hit
                 finding = self._bypass_finding(design, tally, ctx, k, position)
                 findings.append(finding)
                 bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
                 interval_rows.append(_interval_row(f"k={k}, {position}", finding.estimate))
-                self._skip_note(design, tally, f"k={k}, positive part {position}")
-            tally = _Tally()
-            for anchor in design.anchors:
-                for others in design.mirror[anchor, k]:
-                    verdict = verdicts.get(self.concatenation(ctx, by_id, [anchor, *others]).key)
-                    tally.add(ctx.rubric, verdict, anchor, rule.positive)
+                _skip_note(notes, tally, f"k={k}, positive part {position}")
+            roles = [(role, unit) for role, unit, _ in self._false_alarms(design, k)]
+            tally = _tally(verdicts, roles, rule.positive)
             findings.append(self._false_alarm_finding(design, tally, ctx, k))
             alarm_rows.append({"k": k, **tally.row("false_alarms")})
-            self._skip_note(design, tally, f"k={k}, all parts negative")
+            _skip_note(notes, tally, f"k={k}, all parts negative")
         figures = [
             FigureSpec(
                 name="bypass_rates",
@@ -431,13 +482,13 @@ class BypassProbe(Probe):
             )
         ]
         tables = {
-            "base": design.base.to_dict(),
+            "base": base.to_dict(),
             "classes": {
                 "source": design.source,
                 "human_scale": None if design.human_scale is None else list(design.human_scale),
                 **design.classes,
             },
-            "conditioning": design.conditioning,
+            "conditioning": [dict(row) for row in design.conditioning],
             "bypass": bypass_rows,
             "false_alarms": alarm_rows,
             "positive_items": [
@@ -451,7 +502,7 @@ class BypassProbe(Probe):
             findings=findings,
             figures=figures,
             tables=tables,
-            notes=design.notes,
+            notes=notes,
         )
 
     def _bypass_finding(
@@ -509,24 +560,16 @@ class BypassProbe(Probe):
             n_resamples=self.n_resamples,
         )
 
-    def _skip_note(self, design: BypassDesign, tally: _Tally, where: str) -> None:
-        if tally.skipped:
-            design.notes.append(
-                f"{where}: {tally.skipped} of {tally.total} concatenations exceed the judge's "
-                "context window and were skipped (not truncated)"
-            )
-
 
 @dataclass(slots=True)
 class _Tally:
     """The judged concatenations of one finding: a hit per ok verdict, and its unit (item)."""
 
+    statuses: dict[str, int]
+    """Verdicts by status, ``missing`` included."""
     hits: list[bool] = field(default_factory=list)
     units: list[str] = field(default_factory=list)
     neutral: int = 0
-    statuses: dict[str, int] = field(
-        default_factory=lambda: {**{s.value: 0 for s in VerdictStatus}, "missing": 0}
-    )
 
     @property
     def total(self) -> int:
@@ -535,20 +578,6 @@ class _Tally:
     @property
     def skipped(self) -> int:
         return self.statuses[VerdictStatus.SKIPPED.value]
-
-    def add(self, rubric: Rubric, verdict: Verdict | None, unit: str, target: str) -> bool | None:
-        """Count ``verdict``; True when it is decided ``target``, None when it is not ok."""
-        if verdict is None:
-            self.statuses["missing"] += 1
-            return None
-        self.statuses[verdict.status.value] += 1
-        if verdict.status is not VerdictStatus.OK or verdict.score is None:
-            return None
-        decision = decide(rubric, verdict.score)
-        self.neutral += decision == "neutral"
-        self.hits.append(decision == target)
-        self.units.append(unit)
-        return decision == target
 
     def row(self, name: str) -> dict[str, object]:
         return {
@@ -559,6 +588,28 @@ class _Tally:
             "items": len(set(self.units)),
             **{k: v for k, v in self.statuses.items() if k != VerdictStatus.OK.value},
         }
+
+
+def _tally(verdicts: Verdicts, roles: Iterable[tuple[Role, str]], target: str) -> _Tally:
+    """Count the verdicts of ``roles`` (role, unit); an ok one is a hit when decided ``target``."""
+    roles = list(roles)
+    tally = _Tally(verdicts.tally(role for role, _ in roles))
+    for role, unit in roles:
+        decision = verdicts.decision(role)
+        if decision is None:
+            continue
+        tally.neutral += decision == "neutral"
+        tally.hits.append(decision == target)
+        tally.units.append(unit)
+    return tally
+
+
+def _skip_note(notes: list[str], tally: _Tally, where: str) -> None:
+    if tally.skipped:
+        notes.append(
+            f"{where}: {tally.skipped} of {tally.total} concatenations exceed the judge's "
+            "context window and were skipped (not truncated)"
+        )
 
 
 def _judged(rubric: Rubric, score: float | None) -> str:

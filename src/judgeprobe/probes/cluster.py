@@ -21,9 +21,11 @@ score against it. Moving further into a cluster's own class or tail is not a fai
 two-sided ``wasserstein_concat_vs_parts`` is reported beside it, for information. The class
 rates compare a concatenation's decision with the class its parts share.
 
-The probe plans in two stages: first the base requests (shared with every other probe), then,
-once their verdicts are known, the concatenations. Items without an ok base score are excluded
-and counted.
+The probe plans in two stages: :meth:`ClusterProbe.plan` asks for the base requests (shared
+with every other probe); once their verdicts are known, :meth:`ClusterProbe.refine` draws the
+clusters and their concatenations from the base scores and asks for those. The drawn design is
+part of the plan, so analysing it again needs no drawing. Items without an ok base score are
+excluded and counted.
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ from typing import ClassVar, Literal
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import (
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
     base_notes,
-    base_request,
+    base_requests,
     base_scores,
     check_rubric,
     concatenation_request,
@@ -48,7 +51,6 @@ from judgeprobe.probes._decisions import (
     distance_threshold,
     draw_tuples,
     is_flip,
-    mean_shift,
     pointwise,
     probe_rng,
     score_span,
@@ -58,7 +60,6 @@ from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     check_interval_options,
@@ -67,11 +68,11 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import paired_wasserstein, proportion
+from judgeprobe.stats import mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 ClusterBy = Literal["auto", "class", "quantile"]
+Clustering = Literal["class", "quantile"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,15 +88,41 @@ class Cluster:
     """The cluster's own direction: True when its class (or tail) lies towards higher scores."""
 
 
-@dataclass(slots=True)
-class ClusterDesign:
-    """The clusters and the concatenations drawn from each, per k (indices into members)."""
+@dataclass(frozen=True, slots=True)
+class Concatenations:
+    """The concatenations drawn from one cluster for one k: the part ids of each, in order."""
 
-    base: BaseScores
-    clusters: list[Cluster] = field(default_factory=list)
-    tuples: dict[tuple[str, int], list[tuple[int, ...]]] = field(default_factory=dict)
-    with_replacement: set[tuple[str, int]] = field(default_factory=set)
-    notes: list[str] = field(default_factory=list)
+    cluster: str
+    k: int
+    parts: tuple[tuple[str, ...], ...]
+    with_replacement: bool = False
+    """True when the cluster has fewer than k items, so parts were drawn with replacement."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDesign:
+    """The items and, once drawn from the base scores, the clusters and their concatenations.
+
+    The first stage has only the items (``drawn`` False); :meth:`ClusterProbe.refine` adds the
+    clusters tested (those with at least two members), the concatenations of each cluster and
+    k (in the order of ``ks``) and the notes the drawing made.
+    """
+
+    items: tuple[PointwiseItem, ...]
+    clustering: Clustering
+    drawn: bool = False
+    clusters: tuple[Cluster, ...] = ()
+    concatenations: tuple[Concatenations, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def of(self, cluster: str) -> list[Concatenations]:
+        """The concatenations of ``cluster``, one entry per k."""
+        return [c for c in self.concatenations if c.cluster == cluster]
+
+
+def concat_role(cluster: str, k: int, index: int) -> Role:
+    """The role of the ``index``-th concatenation of k parts drawn from ``cluster``."""
+    return ("concat", cluster, k, index)
 
 
 @register_probe
@@ -156,53 +183,59 @@ class ClusterProbe(Probe):
         check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- design -------------------------------------------------------------------------------
-    def clustering(self, rubric: Rubric) -> Literal["class", "quantile"]:
+    def clustering(self, rubric: Rubric) -> Clustering:
         if self.cluster_by != "auto":
             return self.cluster_by
         return "quantile" if rubric.kind == "continuous" else "class"
 
-    def design(
-        self, items: Sequence[PointwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ClusterDesign | None:
-        """Clusters and concatenations, or None while base verdicts are still missing."""
-        base = base_scores(items, ctx, verdicts)
-        if not base.complete:
-            return None
-        out = ClusterDesign(base, notes=base_notes(base))
-        for index, cluster in enumerate(self._clusters(base, ctx.rubric, out.notes)):
+    def draw(self, design: ClusterDesign, base: BaseScores, ctx: ProbeContext) -> ClusterDesign:
+        """``design`` with its clusters drawn from the complete ``base`` scores.
+
+        Each cluster and k has its own seeded stream (:func:`probe_rng` of the cluster's index
+        among the clusters formed, tested or not, and k), so a plan is reproducible.
+        """
+        notes: list[str] = []
+        clusters: list[Cluster] = []
+        drawn: list[Concatenations] = []
+        for index, cluster in enumerate(self._clusters(base, design.clustering, ctx, notes)):
             if len(cluster.members) < 2:
-                out.notes.append(
+                notes.append(
                     f"cluster {cluster.name!r} has {len(cluster.members)} item(s); "
                     "at least 2 are needed, so it is not tested"
                 )
                 continue
-            out.clusters.append(cluster)
+            clusters.append(cluster)
             for k in self.ks:
                 rng = probe_rng(ctx, self.name, index, k)
                 n = len(cluster.members)
                 tuples, replaced = draw_tuples(rng, n, k, self.per_cluster, ordered=True)
-                out.tuples[cluster.name, k] = tuples
+                parts = tuple(tuple(cluster.members[i] for i in t) for t in tuples)
+                drawn.append(Concatenations(cluster.name, k, parts, replaced))
                 if replaced:
-                    out.with_replacement.add((cluster.name, k))
-                    out.notes.append(
+                    notes.append(
                         f"cluster {cluster.name!r} has {n} items, fewer than k={k}: parts were "
                         "drawn with replacement, so some concatenations repeat an item"
                     )
                 elif n == k:
-                    out.notes.append(
+                    notes.append(
                         f"cluster {cluster.name!r} has exactly k={k} items: every concatenation "
                         "holds all of them, in different orders"
                     )
                 if len(tuples) < self.per_cluster:
-                    out.notes.append(
+                    notes.append(
                         f"cluster {cluster.name!r}, k={k}: only {len(tuples)} distinct "
                         f"concatenations exist (asked for {self.per_cluster})"
                     )
-        return out
+        return ClusterDesign(
+            design.items, design.clustering, True, tuple(clusters), tuple(drawn), tuple(notes)
+        )
 
-    def _clusters(self, base: BaseScores, rubric: Rubric, notes: list[str]) -> list[Cluster]:
+    def _clusters(
+        self, base: BaseScores, clustering: Clustering, ctx: ProbeContext, notes: list[str]
+    ) -> list[Cluster]:
         scores = base.scores
-        if self.clustering(rubric) == "class":
+        rubric = ctx.rubric
+        if clustering == "class":
             assert rubric.decision is not None
             out = []
             rule = rubric.decision
@@ -233,55 +266,59 @@ class ClusterProbe(Probe):
         return concatenation_request(ctx, by_id, parts, Join(self.join, self.separator))
 
     # -- plan ---------------------------------------------------------------------------------
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[ClusterDesign]:
+        """Stage 1: the base request of every item; the clusters need their verdicts."""
         check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        requests = [base_request(ctx, item) for item in points]
-        design = self.design(points, ctx, verdicts)
-        if design is None:
-            return requests
-        by_id = {item.id: item for item in points}
-        for cluster in design.clusters:
-            for k in self.ks:
-                for t in design.tuples[cluster.name, k]:
-                    parts = [cluster.members[i] for i in t]
-                    requests.append(self.concatenation(ctx, by_id, parts))
-        return requests
+        design = ClusterDesign(tuple(pointwise(items)), self.clustering(ctx.rubric))
+        return Plan(self.name, ctx, design, base_requests(ctx, design.items))
+
+    def refine(self, plan: Plan[ClusterDesign], verdicts: Verdicts) -> Plan[ClusterDesign] | None:
+        """Stage 2: the clusters drawn from the base scores and their concatenations.
+
+        None once they are drawn, and None while a base verdict is missing (there is nothing to
+        draw from; :meth:`analyze` then refuses the plan).
+        """
+        design, ctx = plan.design, plan.context
+        if design.drawn:
+            return None
+        base = base_scores(design.items, verdicts)
+        if not base.complete:
+            return None
+        drawn = self.draw(design, base, ctx)
+        by_id = {item.id: item for item in drawn.items}
+        requests = {
+            concat_role(c.cluster, c.k, i): self.concatenation(ctx, by_id, parts)
+            for c in drawn.concatenations
+            for i, parts in enumerate(c.parts)
+        }
+        return plan.extend(requests, design=drawn)
 
     # -- analyze ------------------------------------------------------------------------------
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
-        check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        design = self.design(points, ctx, verdicts)
-        if design is None:
+    def analyze(self, plan: Plan[ClusterDesign], verdicts: Verdicts) -> ProbeResult:
+        design, ctx = plan.design, plan.context
+        if not design.drawn:
             raise ConfigError("cluster probe analyzed before its base scores were judged")
-        by_id = {item.id: item for item in points}
+        base = base_scores(design.items, verdicts)
         rubric = ctx.rubric
-        span = score_span(rubric, list(design.base.scores.values()))
+        span = score_span(rubric, list(base.scores.values()))
         options = BootstrapOptions(self.confidence_level, self.n_resamples, ctx.seed)
+        notes = [*base_notes(base), *design.notes]
         findings: list[Finding] = []
         figures: list[FigureSpec] = []
         rows: list[dict[str, object]] = []
+        quantile = design.clustering == "quantile"
         for cluster in design.clusters:
             series: dict[str, dict[str, list[float]]] = {}
-            for k in self.ks:
-                outcome = _Outcome()
-                for t in design.tuples[cluster.name, k]:
-                    parts = [cluster.members[i] for i in t]
-                    verdict = verdicts.get(self.concatenation(ctx, by_id, parts).key)
-                    outcome.add(rubric, verdict, [design.base.scores[i] for i in parts])
-                quantile = self.clustering(rubric) == "quantile"
+            for drawn in design.of(cluster.name):
+                k = drawn.k
+                outcome = _outcome(rubric, drawn, base, verdicts)
                 labels = {"cluster": cluster.name, "k": str(k)}
                 rows.append(
                     {
                         "cluster": cluster.name,
                         "k": k,
-                        "concatenations": len(design.tuples[cluster.name, k]),
-                        "with_replacement": (cluster.name, k) in design.with_replacement,
+                        "concatenations": len(drawn.parts),
+                        "with_replacement": drawn.with_replacement,
                         **outcome.statuses,
                     }
                 )
@@ -291,19 +328,17 @@ class ClusterProbe(Probe):
                     made.append(_range_finding(cluster, outcome, labels, options))
                 findings.extend(
                     explain_skipped(
-                        made,
-                        skipped=outcome.statuses["skipped"],
-                        total=len(design.tuples[cluster.name, k]),
+                        made, skipped=outcome.statuses["skipped"], total=len(drawn.parts)
                     )
                 )
                 if outcome.statuses["mixed_parts"]:
-                    design.notes.append(
+                    notes.append(
                         f"cluster {cluster.name!r}, k={k}: {outcome.statuses['mixed_parts']} "
                         "concatenations mix parts of different decision classes (the cluster "
                         "spans the rule's threshold); they are left out of the class rates"
                     )
                 if outcome.statuses["skipped"]:
-                    design.notes.append(
+                    notes.append(
                         f"cluster {cluster.name!r}, k={k}: {outcome.statuses['skipped']} "
                         "concatenations exceed the judge's context window and were skipped"
                     )
@@ -318,7 +353,7 @@ class ClusterProbe(Probe):
                 )
             )
         tables = {
-            "base": design.base.to_dict(),
+            "base": base.to_dict(),
             "clusters": [
                 {
                     "name": c.name,
@@ -339,7 +374,7 @@ class ClusterProbe(Probe):
             findings=findings,
             figures=figures,
             tables=tables,
-            notes=design.notes,
+            notes=notes,
         )
 
     def _findings(
@@ -386,7 +421,8 @@ class ClusterProbe(Probe):
             Finding(
                 "mean_concat_minus_parts",
                 mean_shift(
-                    [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)], level
+                    [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)],
+                    confidence_level=level,
                 ),
                 f"Mean of S(concatenation) minus the mean base score of its {k} parts",
                 labels,
@@ -415,32 +451,33 @@ class ClusterProbe(Probe):
 class _Outcome:
     """The judged concatenations of one cluster and k."""
 
+    statuses: dict[str, int]
+    """Verdicts by status (``missing`` included) and ``mixed_parts``."""
     scores: list[float] = field(default_factory=list)
     parts_mean: list[float] = field(default_factory=list)
     expected: list[tuple[str, str]] = field(default_factory=list)
     """(class all parts share, decision of the concatenation), for parts that agree."""
-    statuses: dict[str, int] = field(
-        default_factory=lambda: {
-            **{status.value: 0 for status in VerdictStatus},
-            "missing": 0,
-            "mixed_parts": 0,
-        }
-    )
 
-    def add(self, rubric: Rubric, verdict: Verdict | None, parts: Sequence[float]) -> None:
-        if verdict is None:
-            self.statuses["missing"] += 1
-            return
-        self.statuses[verdict.status.value] += 1
-        if verdict.status is not VerdictStatus.OK or verdict.score is None:
-            return
-        self.scores.append(verdict.score)
-        self.parts_mean.append(sum(parts) / len(parts))
-        classes = {decide(rubric, s) for s in parts}
+
+def _outcome(
+    rubric: Rubric, drawn: Concatenations, base: BaseScores, verdicts: Verdicts
+) -> _Outcome:
+    """The scores of ``drawn``'s ok concatenations beside the mean base score of their parts."""
+    roles = [concat_role(drawn.cluster, drawn.k, i) for i in range(len(drawn.parts))]
+    outcome = _Outcome({**verdicts.tally(roles), "mixed_parts": 0})
+    for role, parts in zip(roles, drawn.parts, strict=True):
+        score, decision = verdicts.score(role), verdicts.decision(role)
+        if score is None or decision is None:
+            continue
+        values = [base.scores[i] for i in parts]
+        outcome.scores.append(score)
+        outcome.parts_mean.append(sum(values) / len(values))
+        classes = {decide(rubric, v) for v in values}
         if len(classes) == 1:
-            self.expected.append((classes.pop(), decide(rubric, verdict.score)))
+            outcome.expected.append((classes.pop(), decision))
         else:
-            self.statuses["mixed_parts"] += 1
+            outcome.statuses["mixed_parts"] += 1
+    return outcome
 
 
 def _range_finding(

@@ -16,23 +16,27 @@ Levels of the balanced sample:
 - ``quantile``: the top, middle and bottom thirds of base scores; ``sample_sizes`` gives (high,
   middle, low). Useful for continuous judges whose decisions are nearly all one class.
 
-Two stages, as the cluster probe: base requests first, the tuples once base verdicts are known.
+Two stages, as the cluster probe: :meth:`PermutationProbe.plan` asks for the base requests;
+:meth:`PermutationProbe.refine` draws the balanced sample, the tuples and their orders from
+the base scores once those are known, and asks for every order of every tuple.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
     base_notes,
-    base_request,
+    base_requests,
     base_scores,
     check_rubric,
     concatenation_request,
@@ -49,7 +53,6 @@ from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
-    ProbeContext,
     ProbeKind,
     ProbeResult,
     check_interval_options,
@@ -57,7 +60,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
-from judgeprobe.rubrics import NEUTRAL, Rubric
+from judgeprobe.rubrics import NEUTRAL, Decision, Rubric
 from judgeprobe.stats import (
     clustered_proportion,
     mcnemar_exact,
@@ -75,7 +78,6 @@ from judgeprobe.transforms.concat import (
     permute,
     score_orders,
 )
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 Levels = Literal["decision", "quantile"]
 
@@ -91,13 +93,47 @@ class KTuple:
         return permute(self.parts, self.orders[order])
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One level of the balanced sample: how many items it has, wants and gave."""
+
+    level: str
+    available: int
+    wanted: int
+    sampled: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
 class PermutationDesign:
-    base: BaseScores
-    levels: list[dict[str, object]] = field(default_factory=list)
-    pool: list[str] = field(default_factory=list)
-    tuples: dict[int, list[KTuple]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    """The items and, once drawn from the base scores, the balanced sample and the tuples.
+
+    The first stage has only the items (``drawn`` False); :meth:`PermutationProbe.refine`
+    adds the levels of the sample, its items (``pool``), the tuples per k (in the order of
+    ``ks``) with the orders each is judged in, and the notes the drawing made.
+    """
+
+    items: tuple[PointwiseItem, ...]
+    drawn: bool = False
+    levels: tuple[Level, ...] = ()
+    pool: tuple[str, ...] = ()
+    tuples: Mapping[int, tuple[KTuple, ...]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """The ok verdict of one order of a tuple: its score and its decision."""
+
+    score: float
+    decision: Decision
+
+
+def order_role(k: int, index: int, order: str) -> Role:
+    """The role of the ``index``-th k-tuple concatenated in ``order``."""
+    return ("concat", k, index, order)
 
 
 @register_probe
@@ -171,52 +207,56 @@ class PermutationProbe(Probe):
         return [INCREASING, DECREASING, *(f"random_{j}" for j in range(1, self.n_random + 1))]
 
     # -- design -------------------------------------------------------------------------------
-    def design(
-        self, items: Sequence[PointwiseItem], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> PermutationDesign | None:
-        """The balanced sample and the tuples per k, or None while base verdicts are missing."""
-        base = base_scores(items, ctx, verdicts)
-        if not base.complete:
-            return None
-        out = PermutationDesign(base, notes=base_notes(base))
+    def draw(
+        self, design: PermutationDesign, base: BaseScores, ctx: ProbeContext
+    ) -> PermutationDesign:
+        """``design`` with the balanced sample and the tuples drawn from the complete ``base``.
+
+        Seeded streams (:func:`probe_rng`): 0 samples the levels, (1, k) draws the k-tuples and
+        (2, k) their random orders, so a plan is reproducible.
+        """
+        notes: list[str] = []
+        levels: list[Level] = []
+        pool: list[str] = []
         rng = probe_rng(ctx, self.name, 0)
         for (name, members), wanted in zip(
             self._levels(base, ctx.rubric), self.sample_sizes, strict=True
         ):
             take = min(wanted, len(members))
             chosen = sorted(members[int(i)] for i in rng.permutation(len(members))[:take])
-            out.pool.extend(chosen)
-            out.levels.append(
-                {"level": name, "available": len(members), "wanted": wanted, "sampled": take}
-            )
+            pool.extend(chosen)
+            levels.append(Level(name, len(members), wanted, take))
             if take < wanted:
-                out.notes.append(
+                notes.append(
                     f"level {name!r} has {len(members)} items, fewer than the {wanted} wanted"
                 )
         scores = base.scores
+        tuples: dict[int, tuple[KTuple, ...]] = {}
         for k in self.ks:
             draws, replaced = draw_tuples(
-                probe_rng(ctx, self.name, 1, k), len(out.pool), k, self.n_tuples, ordered=False
+                probe_rng(ctx, self.name, 1, k), len(pool), k, self.n_tuples, ordered=False
             )
             if replaced:
-                out.notes.append(
-                    f"k={k}: the balanced sample has {len(out.pool)} items, fewer than k; parts "
+                notes.append(
+                    f"k={k}: the balanced sample has {len(pool)} items, fewer than k; parts "
                     "were drawn with replacement"
                 )
             if 0 < len(draws) < self.n_tuples:
-                out.notes.append(
+                notes.append(
                     f"k={k}: only {len(draws)} distinct tuples exist (asked for {self.n_tuples})"
                 )
             order_rng = probe_rng(ctx, self.name, 2, k)
-            tuples = []
+            drawn = []
             for draw in draws:
-                parts = tuple(out.pool[i] for i in draw)
+                parts = tuple(pool[i] for i in draw)
                 orders = score_orders(
                     [scores[p] for p in parts], n_random=self.n_random, rng=order_rng
                 )
-                tuples.append(KTuple(parts, orders))
-            out.tuples[k] = tuples
-        return out
+                drawn.append(KTuple(parts, orders))
+            tuples[k] = tuple(drawn)
+        return PermutationDesign(
+            design.items, True, tuple(levels), tuple(pool), tuples, tuple(notes)
+        )
 
     def _levels(self, base: BaseScores, rubric: Rubric) -> list[tuple[str, list[str]]]:
         scores = base.scores
@@ -239,49 +279,59 @@ class PermutationProbe(Probe):
         return concatenation_request(ctx, by_id, parts, Join(self.join, self.separator))
 
     # -- plan ---------------------------------------------------------------------------------
-    def plan(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> list[Request]:
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PermutationDesign]:
+        """Stage 1: the base request of every item; the sample needs their verdicts."""
         check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        requests = [base_request(ctx, item) for item in points]
-        design = self.design(points, ctx, verdicts)
-        if design is None:
-            return requests
-        by_id = {item.id: item for item in points}
-        for k in self.ks:
-            for t in design.tuples[k]:
-                requests.extend(
-                    self.concatenation(ctx, by_id, t.ordered(o)) for o in self.order_names
-                )
-        return requests
+        design = PermutationDesign(tuple(pointwise(items)))
+        return Plan(self.name, ctx, design, base_requests(ctx, design.items))
+
+    def refine(
+        self, plan: Plan[PermutationDesign], verdicts: Verdicts
+    ) -> Plan[PermutationDesign] | None:
+        """Stage 2: the tuples drawn from the base scores, each in every order.
+
+        None once they are drawn, and None while a base verdict is missing (there is nothing to
+        draw from; :meth:`analyze` then refuses the plan).
+        """
+        design, ctx = plan.design, plan.context
+        if design.drawn:
+            return None
+        base = base_scores(design.items, verdicts)
+        if not base.complete:
+            return None
+        drawn = self.draw(design, base, ctx)
+        by_id = {item.id: item for item in drawn.items}
+        requests = {
+            order_role(k, i, o): self.concatenation(ctx, by_id, t.ordered(o))
+            for k, tuples in drawn.tuples.items()
+            for i, t in enumerate(tuples)
+            for o in self.order_names
+        }
+        return plan.extend(requests, design=drawn)
 
     # -- analyze ------------------------------------------------------------------------------
-    def analyze(
-        self, items: Sequence[Item], ctx: ProbeContext, verdicts: Mapping[str, Verdict]
-    ) -> ProbeResult:
-        check_rubric(ctx.rubric, self.name)
-        points = pointwise(items)
-        design = self.design(points, ctx, verdicts)
-        if design is None:
+    def analyze(self, plan: Plan[PermutationDesign], verdicts: Verdicts) -> ProbeResult:
+        design, ctx = plan.design, plan.context
+        if not design.drawn:
             raise ConfigError("permutation probe analyzed before its base scores were judged")
-        by_id = {item.id: item for item in points}
+        base = base_scores(design.items, verdicts)
         rubric = ctx.rubric
-        span = score_span(rubric, list(design.base.scores.values()))
+        span = score_span(rubric, list(base.scores.values()))
         options = BootstrapOptions(self.confidence_level, self.n_resamples, ctx.seed)
+        notes = [*base_notes(base), *design.notes]
         findings: list[Finding] = []
         figures: list[FigureSpec] = []
         per_k: dict[str, object] = {}
-        for k in self.ks:
-            scores = self._scores(ctx, by_id, design.tuples[k], verdicts)
-            table = self._table(rubric, design, design.tuples[k], scores)
+        for k, tuples in design.tuples.items():
+            judged = self._judged(k, tuples, verdicts)
+            table = self._table(rubric, base.scores, k, tuples, judged, verdicts)
             per_k[str(k)] = table
             skipped = sum(s["skipped"] for s in _status_rows(table))
             findings.extend(
                 explain_skipped(
-                    self._findings(rubric, design, k, scores, span, options),
+                    self._findings(rubric, design, base.scores, k, judged, span, options),
                     skipped=skipped,
-                    total=len(design.tuples[k]) * len(self.order_names),
+                    total=len(tuples) * len(self.order_names),
                 )
             )
             counts = table["counts"]
@@ -307,13 +357,13 @@ class PermutationProbe(Probe):
                 )
             )
             if skipped:
-                design.notes.append(
+                notes.append(
                     f"k={k}: {skipped} concatenations exceed the judge's context window and "
                     "were skipped"
                 )
         tables = {
-            "base": design.base.to_dict(),
-            "levels": design.levels,
+            "base": base.to_dict(),
+            "levels": [level.to_dict() for level in design.levels],
             "per_k": per_k,
             "score_span": span,
         }
@@ -324,31 +374,34 @@ class PermutationProbe(Probe):
             findings=findings,
             figures=figures,
             tables=tables,
-            notes=design.notes,
+            notes=notes,
         )
 
-    def _scores(
-        self,
-        ctx: ProbeContext,
-        by_id: Mapping[str, PointwiseItem],
-        tuples: Sequence[KTuple],
-        verdicts: Mapping[str, Verdict],
-    ) -> list[dict[str, Verdict | None]]:
-        """Per tuple, the verdict of each order (None when not judged)."""
-        return [
-            {
-                o: verdicts.get(self.concatenation(ctx, by_id, t.ordered(o)).key)
-                for o in self.order_names
-            }
-            for t in tuples
-        ]
+    def _judged(
+        self, k: int, tuples: Sequence[KTuple], verdicts: Verdicts
+    ) -> list[dict[str, Judged | None]]:
+        """Per tuple, the score and decision of each order (None when not judged ok)."""
+        out: list[dict[str, Judged | None]] = []
+        for i in range(len(tuples)):
+            per_order: dict[str, Judged | None] = {}
+            for order in self.order_names:
+                role = order_role(k, i, order)
+                score, decision = verdicts.score(role), verdicts.decision(role)
+                if score is None or decision is None:
+                    per_order[order] = None
+                else:
+                    per_order[order] = Judged(score, decision)
+            out.append(per_order)
+        return out
 
     def _table(
         self,
         rubric: Rubric,
-        design: PermutationDesign,
+        scores: Mapping[str, float],
+        k: int,
         tuples: Sequence[KTuple],
-        verdicts: Sequence[Mapping[str, Verdict | None]],
+        judged: Sequence[Mapping[str, Judged | None]],
+        verdicts: Verdicts,
     ) -> dict[str, object]:
         columns = _count_columns(rubric)
         values = []
@@ -356,21 +409,18 @@ class PermutationProbe(Probe):
         complete: dict[str, list[float]] = {o: [] for o in self.order_names}
         for order in self.order_names:
             row = [0] * len(columns)
-            status = {s.value: 0 for s in VerdictStatus} | {"missing": 0}
-            for per_order in verdicts:
-                verdict = per_order[order]
-                status["missing" if verdict is None else verdict.status.value] += 1
-                score = _score(verdict)
-                if score is not None:
-                    row[columns.index(_column(rubric, score))] += 1
+            for per_order in judged:
+                one = per_order[order]
+                if one is not None:
+                    row[columns.index(_column(rubric, one.score))] += 1
             values.append(row)
-            statuses.append({"order": order, **status})
-        for per_order in verdicts:
-            scored = {o: _score(v) for o, v in per_order.items()}
-            if all(s is not None for s in scored.values()):
-                for o, s in scored.items():
+            tally = verdicts.tally(order_role(k, i, order) for i in range(len(tuples)))
+            statuses.append({"order": order, **tally})
+        for per_order in judged:
+            if all(s is not None for s in per_order.values()):
+                for o, s in per_order.items():
                     assert s is not None
-                    complete[o].append(s)
+                    complete[o].append(s.score)
         matrix = wasserstein_matrix(complete).to_dict()
         return {
             "tuples": len(tuples),
@@ -378,28 +428,27 @@ class PermutationProbe(Probe):
             "statuses": statuses,
             "counts": {"rows": self.order_names, "columns": columns, "values": values},
             "wasserstein": matrix,
-            "first_part_match": self._match_rows(rubric, design, tuples, verdicts),
+            "first_part_match": self._match_rows(rubric, scores, tuples, judged),
         }
 
     def _match_rows(
         self,
         rubric: Rubric,
-        design: PermutationDesign,
+        scores: Mapping[str, float],
         tuples: Sequence[KTuple],
-        verdicts: Sequence[Mapping[str, Verdict | None]],
+        judged: Sequence[Mapping[str, Judged | None]],
     ) -> list[dict[str, object]]:
         rows: list[dict[str, object]] = []
         for order in self.order_names:
             first, last, n = 0, 0, 0
-            for t, per_order in zip(tuples, verdicts, strict=True):
-                score = _score(per_order[order])
-                if score is None:
+            for t, per_order in zip(tuples, judged, strict=True):
+                one = per_order[order]
+                if one is None:
                     continue
                 parts = t.ordered(order)
-                decision = decide(rubric, score)
                 n += 1
-                first += decision == decide(rubric, design.base.scores[parts[0]])
-                last += decision == decide(rubric, design.base.scores[parts[-1]])
+                first += one.decision == decide(rubric, scores[parts[0]])
+                last += one.decision == decide(rubric, scores[parts[-1]])
             rows.append(
                 {"order": order, "n": n, "first_part_match": first, "last_part_match": last}
             )
@@ -409,26 +458,27 @@ class PermutationProbe(Probe):
         self,
         rubric: Rubric,
         design: PermutationDesign,
+        scores: Mapping[str, float],
         k: int,
-        verdicts: Sequence[Mapping[str, Verdict | None]],
+        judged: Sequence[Mapping[str, Judged | None]],
         span: float,
         options: BootstrapOptions,
     ) -> list[Finding]:
         level = options.confidence_level
         labels = {"k": str(k)}
         tuples = design.tuples[k]
-        base = design.base.scores
+        base = scores
         # Positional bias: decision flips between increasing and decreasing order.
         n, flips, primacy, recency = 0, 0, 0, 0
         incr, decr = [], []
-        for t, per_order in zip(tuples, verdicts, strict=True):
-            a, b = _score(per_order[INCREASING]), _score(per_order[DECREASING])
+        for t, per_order in zip(tuples, judged, strict=True):
+            a, b = per_order[INCREASING], per_order[DECREASING]
             if a is None or b is None:
                 continue
             n += 1
-            incr.append(a)
-            decr.append(b)
-            da, db = decide(rubric, a), decide(rubric, b)
+            incr.append(a.score)
+            decr.append(b.score)
+            da, db = a.decision, b.decision
             if is_flip(rubric, da, db):
                 flips += 1
                 first_a = decide(rubric, base[t.ordered(INCREASING)[0]])
@@ -447,24 +497,24 @@ class PermutationProbe(Probe):
         primacy_share = proportion(primacy, primacy + recency, confidence_level=level)
         # First / last part match over the random orders, clustered by tuple.
         first, last, clusters = [], [], []
-        for index, (t, per_order) in enumerate(zip(tuples, verdicts, strict=True)):
+        for index, (t, per_order) in enumerate(zip(tuples, judged, strict=True)):
             for order in self.order_names[2:]:
-                score = _score(per_order[order])
-                if score is None:
+                one = per_order[order]
+                if one is None:
                     continue
                 parts = t.ordered(order)
-                decision = decide(rubric, score)
+                decision = one.decision
                 first.append(decision == decide(rubric, base[parts[0]]))
                 last.append(decision == decide(rubric, base[parts[-1]]))
                 clusters.append(index)
         # Distances between orders, over tuples judged in every order.
         columns: list[list[float]] = [[] for _ in self.order_names]
-        for per_order in verdicts:
-            scored = [_score(per_order[o]) for o in self.order_names]
+        for per_order in judged:
+            scored = [per_order[o] for o in self.order_names]
             if all(s is not None for s in scored):
                 for column, s in zip(columns, scored, strict=True):
                     assert s is not None
-                    column.append(s)
+                    column.append(s.score)
         return [
             Finding(
                 "positional_bias",
@@ -525,12 +575,6 @@ class PermutationProbe(Probe):
                 labels,
             ),
         ]
-
-
-def _score(verdict: Verdict | None) -> float | None:
-    if verdict is None or verdict.status is not VerdictStatus.OK:
-        return None
-    return verdict.score
 
 
 def _count_columns(rubric: Rubric) -> list[str]:

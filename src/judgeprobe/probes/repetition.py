@@ -32,7 +32,6 @@ from judgeprobe.probes._decisions import (
     decide,
     distance_threshold,
     is_flip,
-    mean_shift,
     pointwise,
     score_span,
     with_counts,
@@ -54,7 +53,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import paired_wasserstein, proportion
+from judgeprobe.stats import mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import (
     JOIN_STYLES,
     MODE_LABELS,
@@ -240,7 +239,7 @@ class RepetitionProbe(Probe):
             ),
             Finding(
                 "mean_shift",
-                mean_shift([a - b for b, a in pairs], options.confidence_level),
+                mean_shift([a - b for b, a in pairs], confidence_level=options.confidence_level),
                 f"Mean of S({mode}) at l={times} minus the score at l=1 (t interval)",
                 labels,
             ),

@@ -29,7 +29,7 @@ from judgeprobe.stats.proportions import (
     proportion_above,
 )
 from judgeprobe.stats.regression import logistic_length_controlled_rate
-from judgeprobe.stats.resampling import bootstrap, clustered_proportion, mean
+from judgeprobe.stats.resampling import bootstrap, clustered_proportion, mean, mean_shift
 from judgeprobe.stats.result import ConfidenceInterval, Estimate, TestResult
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "majority",
     "mcnemar_exact",
     "mean",
+    "mean_shift",
     "paired_mean_pairwise_wasserstein",
     "paired_wasserstein",
     "proportion",

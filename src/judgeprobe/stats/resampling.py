@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -443,6 +444,24 @@ def mean(
         high = float(res.confidence_interval.high)
     name = "t" if method == "t" else "bootstrap percentile"
     return Estimate(m, ConfidenceInterval(low, high, level, name), n, counts)
+
+
+def mean_shift(differences: ArrayLike, *, confidence_level: float = 0.95) -> Estimate:
+    """The mean of paired differences (a score after a change minus before) with a t interval.
+
+    The same estimate and interval as :func:`mean` with ``method="t"``. SciPy warns of
+    precision loss when the differences are all (nearly) equal, which is the expected case for
+    a judge the change does not move; the interval is then (nearly) a point, and correct, so
+    that warning is not passed on.
+
+    Examples
+    --------
+    >>> mean_shift([0.5, 0.5, 0.5])
+    Estimate(0.5, 95% CI [0.5, 0.5] (t), n=3)
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
+        return mean(differences, confidence_level=confidence_level)
 
 
 def clustered_proportion(
