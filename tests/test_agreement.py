@@ -237,7 +237,9 @@ def test_the_design_holds_the_labeled_items_and_the_scale_map_and_round_trips() 
 
 def test_the_probe_is_registered_and_checks_its_parameters() -> None:
     assert get_probe_class("agreement") is AgreementProbe
-    with pytest.raises(ConfigError, match="cluster must be 'prompt' or 'item'"):
+    with pytest.raises(
+        ConfigError, match="cluster must be one of 'prompt', 'item', got 'question'"
+    ):
         AgreementProbe(cluster="question")  # type: ignore[arg-type]
 
 

@@ -398,9 +398,9 @@ def test_the_probe_is_registered_by_name_and_declares_its_findings() -> None:
     ("options", "match"),
     [
         ({"ks": (1,)}, "ks must be integers >= 2"),
-        ({"positions": ("top",)}, "positions must be among first, middle, last"),
-        ({"draws": 0}, "draws must be >= 1"),
-        ({"classes": "votes"}, "classes must be one of auto, human, judge"),
+        ({"positions": ("top",)}, "positions must be one or more of 'first', 'middle', 'last'"),
+        ({"draws": 0}, "draws must be an integer >= 1, got 0"),
+        ({"classes": "votes"}, "classes must be one of 'auto', 'human', 'judge', got 'votes'"),
         (
             {"human_positive_at": 0.2, "human_negative_at": 0.5},
             "human_negative_at < human_positive_at",

@@ -652,11 +652,19 @@ def test_the_plan_does_not_depend_on_the_order_of_the_items() -> None:
         (RepetitionProbe, {"join": "dialogue"}, r"join 'dialogue' repeats whole turns"),
         (RepetitionProbe, {"separator": ""}, r"the separator must not be empty"),
         (ClusterProbe, {"ks": (1,)}, r"ks must be integers >= 2, got \(1,\)"),
-        (ClusterProbe, {"quantile": 0.7}, r"quantile must lie in \(0, 0\.5\], got 0\.7"),
-        (ClusterProbe, {"cluster_by": "kmeans"}, r"cluster_by must be 'auto', 'class' or"),
-        (PermutationProbe, {"n_random": 2}, r"n_random must be >= 3"),
+        (ClusterProbe, {"quantile": 0.7}, r"quantile must be a number in \(0, 0\.5\], got 0\.7"),
+        (
+            ClusterProbe,
+            {"cluster_by": "kmeans"},
+            r"cluster_by must be one of 'auto', 'class', 'quantile', got 'kmeans'",
+        ),
+        (PermutationProbe, {"n_random": 2}, r"n_random must be an integer >= 3, got 2"),
         (PermutationProbe, {"sample_sizes": (1, 0)}, r"sample_sizes must be three non-negative"),
-        (PermutationProbe, {"levels": "terciles"}, r"levels must be 'decision' or 'quantile'"),
+        (
+            PermutationProbe,
+            {"levels": "terciles"},
+            r"levels must be one of 'decision', 'quantile', got 'terciles'",
+        ),
     ],
 )
 def test_bad_parameters_raise_a_config_error(

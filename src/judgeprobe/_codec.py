@@ -77,10 +77,11 @@ def decode(data: Any) -> Any:
     if "$model" in data:
         return _class(data["$model"], BaseModel).model_validate(decode(data["data"]))
     if "$dataclass" in data:
-        cls: Any = _class(data["$dataclass"], object)
+        cls = _class(data["$dataclass"], object)
         if not dataclasses.is_dataclass(cls):
             raise CodecError(f"{data['$dataclass']} is not a dataclass")
-        return cls(**{name: decode(v) for name, v in data["fields"].items()})
+        build: Any = cls
+        return build(**{name: decode(v) for name, v in data["fields"].items()})
     raise CodecError(f"not design JSON: {data!r:.80}")
 
 

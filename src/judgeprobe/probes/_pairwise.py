@@ -38,7 +38,7 @@ from judgeprobe.data.items import (
 from judgeprobe.errors import ConfigError
 from judgeprobe.plan import ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import unique_ids
-from judgeprobe.probes.base import check_interval_options
+from judgeprobe.probes._params import Constraint, Interval, OneOf, SubsetOf, Text
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, agreement, cohen_kappa
 from judgeprobe.transforms.swap import swap_choice, swap_positions
@@ -284,31 +284,13 @@ def cluster_of(item: PairwiseItem, how: ClusterBy) -> str:
     return item.cluster
 
 
-def check_options(
-    cluster: str,
-    by: Sequence[str],
-    confidence_level: float,
-    min_slice_items: int = 1,
-    *,
-    n_resamples: int | None = None,
-) -> None:
-    """Validate the options every pairwise probe shares (``n_resamples`` where it has one)."""
-    if min_slice_items < 1:
-        raise ConfigError(f"min_slice_items must be >= 1, got {min_slice_items!r}")
-    if cluster not in CLUSTER_CHOICES:
-        raise ConfigError(f"cluster must be one of {CLUSTER_CHOICES}, got {cluster!r}")
-    unknown = [key for key in by if key not in SLICE_KEYS]
-    if unknown:
-        raise ConfigError(f"by may hold only {SLICE_KEYS}, got {unknown}")
-    check_interval_options(confidence_level, n_resamples)
-
-
-def check_source_name(source: str, human_raters: Sequence[str] = ()) -> None:
-    """``judge_source`` must be a name; ``human_raters`` a sequence of prefixes, not one string."""
-    if not isinstance(source, str) or not source:
-        raise ConfigError("judge_source must be 'live' or the name of a recorded judge")
-    if isinstance(human_raters, str):
-        raise ConfigError(f"human_raters is a tuple of prefixes, e.g. ({human_raters!r},)")
+PAIRWISE_CONSTRAINTS: Mapping[str, Constraint] = {
+    "judge_source": Text("'live' or the name of a recorded judge"),
+    "cluster": OneOf(CLUSTER_CHOICES),
+    "by": SubsetOf(SLICE_KEYS, canonical=False, empty=True),
+    "min_slice_items": Interval(int, 1),
+}
+"""The parameters every pairwise probe shares, declared once."""
 
 
 def slices(
@@ -429,12 +411,6 @@ votes are removed first and the majority is that of the decisive votes (the leng
 "strict majority, ties dropped"); an item with only tie votes has none."""
 
 MAJORITY_TIES: tuple[MajorityTies, ...] = ("count", "drop")
-
-
-def check_majority_ties(value: str) -> None:
-    """Validate the ``majority_ties`` option."""
-    if value not in MAJORITY_TIES:
-        raise ConfigError(f"majority_ties must be one of {MAJORITY_TIES}, got {value!r}")
 
 
 def human_majority(item: PairwiseItem, ties: MajorityTies = "count") -> PairwiseChoice | None:

@@ -109,17 +109,22 @@ class SubsetOf:
 
     options: tuple[str, ...]
     canonical: bool = True
+    empty: bool = False
+    """Whether no selection at all is allowed (e.g. no slices)."""
 
     def check(self, name: str, value: Any) -> Any:
-        chosen = tuple(value) if isinstance(value, Iterable) and not isinstance(value, str) else ()
-        if not chosen or any(v not in self.options for v in chosen):
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            raise ConfigError(f"{name} must be {self.describe()}, got {value!r}")
+        chosen = tuple(value)
+        if (not chosen and not self.empty) or any(v not in self.options for v in chosen):
             raise ConfigError(f"{name} must be {self.describe()}, got {value!r}")
         if self.canonical:
             return tuple(o for o in self.options if o in chosen)
         return tuple(dict.fromkeys(chosen))
 
     def describe(self) -> str:
-        return f"one or more of {', '.join(map(repr, self.options))}"
+        least = "zero" if self.empty else "one"
+        return f"{least} or more of {', '.join(map(repr, self.options))}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +181,37 @@ class Scale:
 
     def describe(self) -> str:
         return "(low, high) with low < high, e.g. (0, 1)"
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A non-empty string; ``what`` says what it names."""
+
+    what: str = "a non-empty string"
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{name} must be {self.describe()}, got {value!r}")
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """A tuple of strings (not one string: ``("expert",)``, not ``"expert"``)."""
+
+    def check(self, name: str, value: Any) -> Any:
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            raise ConfigError(f"{name} must be {self.describe()}, e.g. ({value!r},)")
+        values = tuple(value)
+        if not all(isinstance(v, str) for v in values):
+            raise ConfigError(f"{name} must be {self.describe()}, got {value!r}")
+        return values
+
+    def describe(self) -> str:
+        return "a tuple of strings"
 
 
 INTERVAL_CONSTRAINTS: Mapping[str, Constraint] = {

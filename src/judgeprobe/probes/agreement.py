@@ -26,7 +26,7 @@ unanimous and split items. Per-category accuracy is information only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -58,13 +58,13 @@ from judgeprobe.probes._decisions import (
     base_scores,
     pointwise,
 )
+from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Scale
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
     ProbeKind,
     ProbeResult,
-    check_interval_options,
 )
 from judgeprobe.probes.registry import register_probe
 
@@ -136,23 +136,14 @@ class AgreementProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
-        if self.cluster not in ("prompt", "item"):
-            raise ConfigError(f"cluster must be 'prompt' or 'item', got {self.cluster!r}")
-        if self.alpha_level not in ("interval", "ordinal"):
-            raise ConfigError(
-                f"alpha_level must be 'interval' or 'ordinal', got {self.alpha_level!r}"
-            )
-        if self.human_scale is not None:
-            low, high = self.human_scale
-            if not low < high:
-                raise ConfigError(
-                    f"human_scale must be (low, high) with low < high, got {self.human_scale!r}"
-                )
-        check_interval_options(self.confidence_level, self.n_resamples)
-        for name in ("calibration_bins", "min_slice_items"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "cluster": OneOf(("prompt", "item")),
+        "alpha_level": OneOf(("interval", "ordinal")),
+        "human_scale": Scale(),
+        "calibration_bins": Interval(int, 1),
+        "min_slice_items": Interval(int, 1),
+        **INTERVAL_CONSTRAINTS,
+    }
 
     def _labeled(self, items: Sequence[Item]) -> list[PointwiseItem]:
         labeled = [item for item in pointwise(items) if item.labels]

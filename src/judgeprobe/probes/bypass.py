@@ -56,13 +56,21 @@ from judgeprobe.probes._decisions import (
     probe_rng,
     with_counts,
 )
+from judgeprobe.probes._params import (
+    INTERVAL_CONSTRAINTS,
+    Constraint,
+    Counts,
+    Interval,
+    OneOf,
+    Scale,
+    SubsetOf,
+)
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
     ProbeKind,
     ProbeResult,
-    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -199,36 +207,25 @@ class BypassProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
-        ks = tuple(self.ks)
-        if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 2 for k in ks):
-            raise ConfigError(f"ks must be integers >= 2, got {self.ks!r}")
-        object.__setattr__(self, "ks", tuple(sorted(set(ks))))
-        positions = tuple(self.positions)
-        if not positions or any(p not in POSITIONS for p in positions):
-            raise ConfigError(f"positions must be among {', '.join(POSITIONS)}, got {positions!r}")
-        object.__setattr__(self, "positions", tuple(p for p in POSITIONS if p in positions))
-        if self.draws < 1:
-            raise ConfigError("draws must be >= 1")
-        if self.false_alarm_items < 0:
-            raise ConfigError("false_alarm_items must be >= 0")
-        if self.classes not in CLASS_SOURCES:
-            raise ConfigError(f"classes must be one of {', '.join(CLASS_SOURCES)}")
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "ks": Counts(minimum=2),
+        "positions": SubsetOf(POSITIONS),
+        "draws": Interval(int, 1),
+        "false_alarm_items": Interval(int, 0),
+        "classes": OneOf(CLASS_SOURCES),
+        "human_scale": Scale(),
+        "join": OneOf(JOIN_STYLES),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
         if not 0 <= self.human_negative_at < self.human_positive_at <= 1:
             raise ConfigError(
                 "human_negative_at and human_positive_at are on the rescaled [0, 1] label scale "
                 "and need 0 <= human_negative_at < human_positive_at <= 1, got "
                 f"{self.human_negative_at!r} and {self.human_positive_at!r}"
             )
-        if self.human_scale is not None:
-            low, high = (float(v) for v in self.human_scale)
-            if not high > low:
-                raise ConfigError("human_scale must be (low, high) with high > low, e.g. (0, 1)")
-            object.__setattr__(self, "human_scale", (low, high))
-        if self.join not in JOIN_STYLES:
-            raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
         Join(self.join, self.separator)
-        check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- design -------------------------------------------------------------------------------
     def draw(self, design: BypassDesign, base: BaseScores, ctx: ProbeContext) -> BypassDesign:

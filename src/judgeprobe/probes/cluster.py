@@ -56,13 +56,13 @@ from judgeprobe.probes._decisions import (
     score_span,
     with_counts,
 )
+from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
     ProbeKind,
     ProbeResult,
-    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -166,21 +166,17 @@ class ClusterProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
-        ks = tuple(self.ks)
-        if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 2 for k in ks):
-            raise ConfigError(f"ks must be integers >= 2, got {self.ks!r}")
-        object.__setattr__(self, "ks", tuple(sorted(set(ks))))
-        if self.per_cluster < 1:
-            raise ConfigError("per_cluster must be >= 1")
-        if not 0 < self.quantile <= 0.5:
-            raise ConfigError(f"quantile must lie in (0, 0.5], got {self.quantile!r}")
-        if self.cluster_by not in ("auto", "class", "quantile"):
-            raise ConfigError("cluster_by must be 'auto', 'class' or 'quantile'")
-        if self.join not in JOIN_STYLES:
-            raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "ks": Counts(minimum=2),
+        "per_cluster": Interval(int, 1),
+        "quantile": Interval(float, 0, 0.5, closed="right"),
+        "cluster_by": OneOf(("auto", "class", "quantile")),
+        "join": OneOf(JOIN_STYLES),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
         Join(self.join, self.separator)
-        check_interval_options(self.confidence_level, self.n_resamples)
 
     # -- design -------------------------------------------------------------------------------
     def clustering(self, rubric: Rubric) -> Clustering:

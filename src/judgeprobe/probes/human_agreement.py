@@ -33,19 +33,17 @@ from itertools import combinations
 from typing import Any, ClassVar, Literal
 
 from judgeprobe.data.items import Item, PairwiseItem
-from judgeprobe.errors import ConfigError
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._pairwise import (
     LIVE,
+    MAJORITY_TIES,
+    PAIRWISE_CONSTRAINTS,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
     PairwiseDesign,
-    check_majority_ties,
-    check_options,
     check_rubric,
-    check_source_name,
     cluster_of,
     collect_judge_votes,
     human_majority,
@@ -56,6 +54,7 @@ from judgeprobe.probes._pairwise import (
     pairwise_design,
     slices,
 )
+from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, OneOf, Texts
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -169,18 +168,13 @@ class HumanAgreementProbe(Probe):
     n_resamples: int = 2000
     majority_ties: MajorityTies = "count"
 
-    def __post_init__(self) -> None:
-        check_source_name(self.judge_source, self.human_raters)
-        check_options(
-            self.cluster,
-            self.by,
-            self.confidence_level,
-            self.min_slice_items,
-            n_resamples=self.n_resamples,
-        )
-        check_majority_ties(self.majority_ties)
-        if self.orders not in ("original", "both"):
-            raise ConfigError(f"orders must be 'original' or 'both', got {self.orders!r}")
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        **PAIRWISE_CONSTRAINTS,
+        "human_raters": Texts(),
+        "orders": OneOf(("original", "both")),
+        "majority_ties": OneOf(MAJORITY_TIES),
+        **INTERVAL_CONSTRAINTS,
+    }
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
         pairs = keep_raters(pairwise_items(items), self.human_raters)

@@ -21,17 +21,15 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
-from judgeprobe.errors import ConfigError
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
-from judgeprobe.probes._length import LengthUnit, check_lengths, check_unit, response_lengths
+from judgeprobe.probes._length import LENGTH_UNITS, LengthUnit, check_lengths, response_lengths
 from judgeprobe.probes._pairwise import (
     LIVE,
+    PAIRWISE_CONSTRAINTS,
     ClusterBy,
     JudgeVotes,
     PairwiseDesign,
-    check_options,
     check_rubric,
-    check_source_name,
     cluster_of,
     collect_judge_votes,
     finite,
@@ -41,6 +39,7 @@ from judgeprobe.probes._pairwise import (
     live_requests,
     pairwise_design,
 )
+from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Texts
 from judgeprobe.probes.base import (
     Finding,
     ItemKind,
@@ -147,16 +146,15 @@ class LengthControlledWinRateProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
-        check_source_name(self.judge_source, self.human_raters)
-        check_options(self.cluster, (), self.confidence_level, n_resamples=self.n_resamples)
-        check_unit(self.unit)
-        if self.candidates not in ("auto", "models", "position"):
-            raise ConfigError(
-                f"candidates must be 'auto', 'models' or 'position', got {self.candidates!r}"
-            )
-        if self.min_comparisons < 2:
-            raise ConfigError(f"min_comparisons must be >= 2, got {self.min_comparisons!r}")
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "judge_source": PAIRWISE_CONSTRAINTS["judge_source"],
+        "cluster": PAIRWISE_CONSTRAINTS["cluster"],
+        "human_raters": Texts(),
+        "unit": OneOf(LENGTH_UNITS),
+        "candidates": OneOf(("auto", "models", "position")),
+        "min_comparisons": Interval(int, 2),
+        **INTERVAL_CONSTRAINTS,
+    }
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
         pairs = keep_raters(pairwise_items(items), self.human_raters)

@@ -40,27 +40,26 @@ from judgeprobe.falsifier import Falsifier, FalsifierVerdict, parse_falsifier
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._length import (
     DEFAULT_BINS,
+    LENGTH_UNITS,
     BinSpec,
     LengthBin,
     LengthUnit,
     OnEqual,
     check_lengths,
-    check_unit,
     item_gap,
     length_null_choice,
     parse_bins,
 )
 from judgeprobe.probes._pairwise import (
     LIVE,
+    MAJORITY_TIES,
+    PAIRWISE_CONSTRAINTS,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
     PairwiseDesign,
-    check_majority_ties,
-    check_options,
     check_rubric,
-    check_source_name,
     cluster_of,
     collect_judge_votes,
     comparable,
@@ -71,6 +70,13 @@ from judgeprobe.probes._pairwise import (
     live_requests,
     pairwise_design,
     slices,
+)
+from judgeprobe.probes._params import (
+    INTERVAL_CONSTRAINTS,
+    Constraint,
+    OneOf,
+    SubsetOf,
+    Texts,
 )
 from judgeprobe.probes.base import (
     FigureSpec,
@@ -249,21 +255,17 @@ class LengthNullProbe(Probe):
     majority_ties: MajorityTies = "count"
     _bins: tuple[LengthBin, ...] = field(init=False, repr=False, compare=False, default=())
 
-    def __post_init__(self) -> None:
-        check_source_name(self.judge_source, self.human_raters)
-        check_options(
-            self.cluster,
-            self.by,
-            self.confidence_level,
-            self.min_slice_items,
-            n_resamples=self.n_resamples,
-        )
-        check_unit(self.unit)
-        for unit in self.compare_units:
-            check_unit(unit)
-        check_majority_ties(self.majority_ties)
-        if self.on_equal not in ("random", "tie"):
-            raise ConfigError(f"on_equal must be 'random' or 'tie', got {self.on_equal!r}")
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        **PAIRWISE_CONSTRAINTS,
+        "human_raters": Texts(),
+        "unit": OneOf(LENGTH_UNITS),
+        "compare_units": SubsetOf(LENGTH_UNITS, canonical=False, empty=True),
+        "on_equal": OneOf(("random", "tie")),
+        "majority_ties": OneOf(MAJORITY_TIES),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
         object.__setattr__(self, "bins", tuple(tuple(b) for b in self.bins))
         object.__setattr__(self, "_bins", parse_bins(self.bins))
         falsifier: Any = self.falsifier

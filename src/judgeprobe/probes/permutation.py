@@ -49,13 +49,13 @@ from judgeprobe.probes._decisions import (
     score_span,
     with_counts,
 )
+from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
     Probe,
     ProbeKind,
     ProbeResult,
-    check_interval_options,
     explain_skipped,
 )
 from judgeprobe.probes.registry import register_probe
@@ -180,27 +180,23 @@ class PermutationProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
-        ks = tuple(self.ks)
-        if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 2 for k in ks):
-            raise ConfigError(f"ks must be integers >= 2, got {self.ks!r}")
-        object.__setattr__(self, "ks", tuple(sorted(set(ks))))
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "ks": Counts(minimum=2),
+        "n_tuples": Interval(int, 1),
+        "levels": OneOf(("decision", "quantile")),
+        "n_random": Interval(int, 3),
+        "join": OneOf(JOIN_STYLES),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
         sizes = tuple(self.sample_sizes)
         if len(sizes) != 3 or any(not isinstance(s, int) or s < 0 for s in sizes):
             raise ConfigError("sample_sizes must be three non-negative integers (high, mid, low)")
         if sum(sizes) < 2:
             raise ConfigError("sample_sizes must add up to at least 2 items")
         object.__setattr__(self, "sample_sizes", sizes)
-        if self.n_tuples < 1:
-            raise ConfigError("n_tuples must be >= 1")
-        if self.levels not in ("decision", "quantile"):
-            raise ConfigError("levels must be 'decision' or 'quantile'")
-        if self.n_random < 3:
-            raise ConfigError("n_random must be >= 3: the paper compares at least three orders")
-        if self.join not in JOIN_STYLES:
-            raise ConfigError(f"join must be one of {', '.join(JOIN_STYLES)}, got {self.join!r}")
         Join(self.join, self.separator)
-        check_interval_options(self.confidence_level, self.n_resamples)
 
     @property
     def order_names(self) -> list[str]:

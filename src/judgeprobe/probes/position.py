@@ -36,11 +36,10 @@ from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, Pairwi
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._pairwise import (
     LIVE,
+    PAIRWISE_CONSTRAINTS,
     ClusterBy,
     PairwiseDesign,
-    check_options,
     check_rubric,
-    check_source_name,
     cluster_of,
     collect_judge_votes,
     live_requests,
@@ -50,6 +49,7 @@ from judgeprobe.probes._pairwise import (
     slices,
     verdict_problem,
 )
+from judgeprobe.probes._params import Constraint, Level
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -146,9 +146,10 @@ class PositionProbe(Probe):
     min_slice_items: int = 20
     confidence_level: float = 0.95
 
-    def __post_init__(self) -> None:
-        check_source_name(self.judge_source)
-        check_options(self.cluster, self.by, self.confidence_level, self.min_slice_items)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        **PAIRWISE_CONSTRAINTS,
+        "confidence_level": Level(),
+    }
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PairwiseDesign]:
         design = pairwise_design(pairwise_items(items), self.judge_source, live_only_voted=False)
