@@ -53,7 +53,7 @@ from judgeprobe.rubrics.generator import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.running import run_probe_sync
+from judgeprobe.running import reanalyze, run_probe_sync
 from judgeprobe.stats import Estimate, InvalidParameterError, proportion_above
 from judgeprobe.stats.flips import (
     exchangeable_flip_test,
@@ -538,6 +538,30 @@ def test_analysis_reads_the_validated_wordings_from_the_plan() -> None:
     known = engine.store.get_many(sorted(result.plan.keys))
     again = elsewhere.analyze(result.plan, Verdicts(result.plan, known))
     assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in result.findings]
+
+
+def test_a_stored_run_is_analysed_again_from_the_store_alone(tmp_path: Path) -> None:
+    rubric = builtin_rubric("refusal")
+    store = RunStore(tmp_path / "runs.sqlite")
+    engine = Engine(
+        CallableJudge(strictness_sensitive, name="j"), store, EngineConfig(progress=False)
+    )
+    probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=100)
+    result = run_probe_sync(probe, noisy_refusal_items(30), engine, rubric)
+    assert result.plan is not None and result.plan.stage == 2 and result.plan.design.flipped
+    run_id = store.start_run({})
+    store.put_plan(run_id, probe.name, result.plan)
+    store.put_result(run_id, probe.name, result.to_dict())
+    again = reanalyze(RunStore(tmp_path / "runs.sqlite"), run_id, probe.name).to_dict()
+    first = result.to_dict()
+    assert (
+        again.pop("usage")["ok"]
+        == first.pop("usage")["ok"]
+        == 30 * 14
+        + len(result.plan.design.flipped or ())
+        + len({i for i, _ in result.plan.design.flipped or ()})
+    )
+    assert again == first  # no judge call: the run's plan and its verdicts
 
 
 def test_reproduction_is_a_second_stage_planned_from_the_flips() -> None:

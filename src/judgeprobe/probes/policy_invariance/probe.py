@@ -186,40 +186,37 @@ class PolicyInvarianceProbe(Probe):
 
     # -- analyze -------------------------------------------------------------------------------
     def analyze(self, plan: Plan[PolicyDesign], verdicts: Verdicts) -> ProbeResult:
+        """The findings of every part, in report order, from the design and the verdicts."""
         ctx, design = plan.context, plan.design
         base = ctx.rubric
         settings = self._settings(ctx.seed)
         found = units(design, verdicts, self.reruns)
+        scale = self.label_scale([u.item for u in found], base)
+        parts: dict[str, Section] = {"design": Section(notes=self._design_notes(design, base))}
+        parts["noise"] = noise(base, found, settings)
+        matched = next(f for f in parts["noise"].findings if f.name == "null_flip_rate").estimate
+        parts["variants"], parts["classes"] = flips(
+            base, found, design.variants, settings, matched.estimate if matched.defined else None
+        )
+        parts["accuracy"] = accuracy(base, found, design.wordings, scale, settings)
+        parts["strata"] = strata(
+            base, found, design.variants, lambda item: self._item_type(item, scale), settings
+        )
+        if self.reproduction_trials:
+            parts["reproduction"] = reproduction(base, design, found, verdicts, settings)
+        parts["failures"] = failures(design, verdicts, settings)
         tables: dict[str, Any] = {
             "key": _key(ctx, design),
             "validation": [r.to_dict() for r in design.reports],
         }
-        sections: list[Section] = [Section(notes=self._design_notes(design, base))]
-        heard = noise(base, found, settings)
-        sections.append(heard)
-        tables["noise"] = heard.table
-        matched = next(f for f in heard.findings if f.name == "null_flip_rate").estimate
-        per_variant, per_class = flips(
-            base, found, design.variants, settings, matched.estimate if matched.defined else None
-        )
-        sections += [per_variant, per_class]
-        tables["variants"], tables["classes"] = per_variant.table, per_class.table
-        scale = self.label_scale([u.item for u in found], base)
-        tables["human_scale"] = list(scale)
-        sections.append(accuracy(base, found, design.wordings, scale, settings))
-        tables["accuracy"] = sections[-1].table
-        sections.append(
-            strata(base, found, design.variants, lambda i: self._item_type(i, scale), settings)
-        )
-        tables["strata"] = sections[-1].table
-        if self.reproduction_trials:
-            sections.append(reproduction(base, design, found, verdicts, settings))
-            tables["reproduction"] = sections[-1].table
-        sections.append(failures(design, verdicts, settings))
-        tables["failures"] = sections[-1].table
-        findings: list[Finding] = [f for s in sections for f in s.findings]
-        figures: list[FigureSpec] = [f for s in sections for f in s.figures]
-        notes = [n for s in sections for n in s.notes]
+        for name, part in parts.items():
+            if name == "accuracy":
+                tables["human_scale"] = list(scale)
+            if name != "design":
+                tables[name] = part.table
+        findings: list[Finding] = [f for part in parts.values() for f in part.findings]
+        figures: list[FigureSpec] = [f for part in parts.values() for f in part.figures]
+        notes = [n for part in parts.values() for n in part.notes]
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
