@@ -636,6 +636,28 @@ def test_failed_and_unparseable_calls_are_excluded_from_flips_and_reported() -> 
     assert any("10 of" in note for note in result.notes)
 
 
+def test_failed_calls_are_counted_per_item_run_when_items_share_their_text() -> None:
+    # i0 and i1 ask the same question: one request, judged once, but two runs of the variant
+    # in every count (flips count both items, so the failures table does too)
+    items = [
+        PointwiseItem(id=f"i{k}", prompt=f"request number {k // 2}", response="same response")
+        for k in range(6)
+    ]
+
+    def judge(request: Request) -> str | None:
+        first = item_number(request) == 0 and variant_name(request) == "syntax-1"
+        return None if first else "true"
+
+    result = run(PolicyInvarianceProbe(), items, judge, builtin_rubric("refusal"))
+    failures = {r["wording"]: r for r in result.tables["failures"]}
+    assert (failures["syntax-1"]["ok"], failures["syntax-1"]["unparseable"]) == (4, 2)
+    assert failures["base"]["ok"] == 6 * 4
+    rate = result.finding("failed_call_rate").estimate
+    assert (rate.counts["k"], rate.n) == (2, 6 * 14)
+    row = {r["variant"]: r for r in result.tables["variants"]}["syntax-1"]
+    assert row["n"] == 4
+
+
 def test_reproduction_separates_deterministic_flips_from_induced_instability() -> None:
     def judge(request: Request) -> str:
         k = item_number(request)
