@@ -20,20 +20,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from judgeprobe._codec import decode, dumps, loads
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import CallableJudge, verdict_from_distribution
-from judgeprobe.probes import Finding, ProbeContext, ProbeResult, get_probe_class
+from judgeprobe.plan import ProbeContext, Verdicts
+from judgeprobe.probes import Finding, ProbeResult, get_probe_class
 from judgeprobe.probes._decisions import base_request
-from judgeprobe.probes._policy_nulls import (
-    exchangeable_flip_test,
-    poisson_binomial_cdf,
-    single_vs_majority_disagreement,
-)
 from judgeprobe.probes.policy_invariance import (
     PairwisePolicyInvarianceProbe,
+    PolicyDesign,
     PolicyInvarianceProbe,
     classify_reproduction,
     refusal_item_type,
@@ -48,8 +46,15 @@ from judgeprobe.rubrics import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.running import run_probe_sync
-from judgeprobe.stats import Estimate, proportion_above
+from judgeprobe.running import reanalyze, run_probe_sync
+from judgeprobe.stats import Estimate, InvalidParameterError, proportion_above
+from judgeprobe.stats.flips import (
+    exchangeable_flip_test,
+    flip_rate_excess,
+    poisson_binomial_cdf,
+    single_vs_majority_disagreement,
+    spread_of_means,
+)
 from judgeprobe.variant_generation import (
     GeneratorPrompts,
     VariantGenerator,
@@ -317,6 +322,36 @@ def test_matched_test_with_one_variant_is_the_one_sided_exact_mcnemar_test() -> 
     assert result.n == 34
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: single_vs_majority_disagreement(0.2, 0), r"^n must be an integer >= 1, got 0"),
+        (lambda: single_vs_majority_disagreement(-0.1, 3), r"^d must be a number in \[0, 1\]"),
+        (lambda: poisson_binomial_cdf(1, [0.5, 1.5]), r"^probs\[1\] must be a number in \[0, 1\]"),
+        (
+            lambda: exchangeable_flip_test([True, False], [[True]]),
+            r"^arguments must have the same length: len\(null_flips\) = 2",
+        ),
+        (
+            lambda: flip_rate_excess([1, 0], [1], [0], [1]),
+            r"^arguments must have the same length",
+        ),
+    ],
+)
+def test_flip_statistics_refuse_bad_arguments_with_the_statistics_error(
+    call: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(InvalidParameterError, match=message):
+        call()
+
+
+def test_excess_and_spread_are_undefined_without_data() -> None:
+    assert not flip_rate_excess([0], [0], [0], [0]).defined
+    assert not spread_of_means([[1.0, 0.0]]).defined
+    spread = spread_of_means([[1.0, 1.0, math.nan], [0.0, 1.0, math.nan]], n_resamples=50)
+    assert spread.estimate == 0.5 and spread.n == 2
+
+
 def test_matched_test_keeps_its_level_when_noise_concentrates_on_few_items() -> None:
     # 85 % stable items, 15 % coin flips; one anchor of 3 reruns shared by 1 + 4 single runs.
     rng = np.random.default_rng(3)
@@ -453,6 +488,104 @@ def test_pairwise_judge_flips_toward_tie_under_the_stricter_wording() -> None:
     assert ("ambiguity", "split") in strata and ("ambiguity", "unanimous") in strata
 
 
+def test_a_pairwise_score_without_a_label_is_decided_by_the_rubric_rule() -> None:
+    # A judge that scores its preference as a probability: 0.7 is "A", 0.3 is "B" (the rule
+    # of Rubric.decision_of, as for the position probe), not an undecided verdict.
+    rubric = builtin_rubric("preference")
+    assert (rubric.decision_of(0.7), rubric.decision_of(0.3)) == ("A", "B")
+
+    def probability(request: Request) -> float:
+        return 0.3 if variant_name(request) == "lexicon-1" else 0.7
+
+    items = [
+        PairwiseItem(
+            id=f"p{k}",
+            prompt=f"question {k}",
+            response_a=f"first answer {k}",
+            response_b=f"second answer {k}",
+            human_votes=(Vote("A", rater="h1"), Vote("A", rater="h2")),
+        )
+        for k in range(12)
+    ]
+    result = run(PairwisePolicyInvarianceProbe(), items, probability, rubric)
+    assert result.tables["noise"]["anchor"] == {"ok": 12}
+    flipped = result.finding("flip_rate", variant="lexicon-1").estimate
+    assert (flipped.estimate, flipped.n) == (1.0, 12)
+    assert result.finding("flip_rate", variant="lexicon-2").estimate.estimate == 0
+    assert result.finding("accuracy", wording="base").estimate.estimate == 1
+    assert result.finding("accuracy", wording="lexicon-1").estimate.estimate == 0
+
+
+def test_analysis_reads_the_validated_wordings_from_the_plan() -> None:
+    rubric = builtin_rubric("refusal")
+    items = pointwise_items(8)
+    engine = Engine(
+        CallableJudge(strictness_sensitive, name="j"),
+        RunStore(":memory:"),
+        EngineConfig(progress=False),
+    )
+    result = run_probe_sync(PolicyInvarianceProbe(), items, engine, rubric)
+    assert result.plan is not None
+    design = result.plan.design
+    assert isinstance(design, PolicyDesign)
+    assert [w.name for w in design.wordings][:2] == ["base", "lexicon-1"]
+    assert decode(loads(dumps(design))) == design
+    # the analysis neither resolves nor validates the variants again: a probe whose variant
+    # file is gone still analyses the stored plan
+    elsewhere = PolicyInvarianceProbe(variants="no/such/variants.yaml")
+    with pytest.raises(ConfigError, match=r"^variants: no file 'no/such/variants\.yaml'"):
+        elsewhere.plan(items, result.plan.context)
+    known = engine.store.get_many(sorted(result.plan.keys))
+    again = elsewhere.analyze(result.plan, Verdicts(result.plan, known))
+    assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in result.findings]
+
+
+def test_a_stored_run_is_analysed_again_from_the_store_alone(tmp_path: Path) -> None:
+    rubric = builtin_rubric("refusal")
+    store = RunStore(tmp_path / "runs.sqlite")
+    engine = Engine(
+        CallableJudge(strictness_sensitive, name="j"), store, EngineConfig(progress=False)
+    )
+    probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=100)
+    result = run_probe_sync(probe, noisy_refusal_items(30), engine, rubric)
+    assert result.plan is not None and result.plan.stage == 2 and result.plan.design.flipped
+    run_id = store.start_run({})
+    store.put_plan(run_id, probe.name, result.plan)
+    store.put_result(run_id, probe.name, result.to_dict())
+    again = reanalyze(RunStore(tmp_path / "runs.sqlite"), run_id, probe.name).to_dict()
+    first = result.to_dict()
+    assert (
+        again.pop("usage")["ok"]
+        == first.pop("usage")["ok"]
+        == 30 * 14
+        + len(result.plan.design.flipped or ())
+        + len({i for i, _ in result.plan.design.flipped or ()})
+    )
+    assert again == first  # no judge call: the run's plan and its verdicts
+
+
+def test_reproduction_is_a_second_stage_planned_from_the_flips() -> None:
+    rubric = builtin_rubric("refusal")
+
+    def judge(request: Request) -> str:
+        flips = variant_name(request) == "lexicon-1" and item_number(request) < 3
+        return "false" if flips else "true"
+
+    once = run(PolicyInvarianceProbe(), pointwise_items(6), judge, rubric)
+    assert once.plan is not None and once.plan.stage == 1
+    assert once.plan.design.flipped is None
+    twice = run(PolicyInvarianceProbe(reproduction_trials=2), pointwise_items(6), judge, rubric)
+    assert twice.plan is not None and twice.plan.stage == 2
+    assert twice.plan.design.flipped == (
+        ("i0", "lexicon-1"),
+        ("i1", "lexicon-1"),
+        ("i2", "lexicon-1"),
+    )
+    fresh = [role for role in twice.plan.requests if role not in once.plan.requests]
+    assert len(fresh) == 3 * 2 + 3 * 2  # base trials 4-5 and variant trials 1-2 per flip
+    assert ("wording", "base", "i0", 4) in fresh and ("wording", "lexicon-1", "i2", 2) in fresh
+
+
 def harm_items(n: int = 100) -> list[Item]:
     levels = (0.0, 0.25, 0.5, 0.75, 1.0)
     return pointwise_items(n, label=lambda k: levels[k % 5])
@@ -501,6 +634,28 @@ def test_failed_and_unparseable_calls_are_excluded_from_flips_and_reported() -> 
     rate = result.finding("failed_call_rate").estimate
     assert rate.counts["k"] == 10
     assert any("10 of" in note for note in result.notes)
+
+
+def test_failed_calls_are_counted_per_item_run_when_items_share_their_text() -> None:
+    # i0 and i1 ask the same question: one request, judged once, but two runs of the variant
+    # in every count (flips count both items, so the failures table does too)
+    items = [
+        PointwiseItem(id=f"i{k}", prompt=f"request number {k // 2}", response="same response")
+        for k in range(6)
+    ]
+
+    def judge(request: Request) -> str | None:
+        first = item_number(request) == 0 and variant_name(request) == "syntax-1"
+        return None if first else "true"
+
+    result = run(PolicyInvarianceProbe(), items, judge, builtin_rubric("refusal"))
+    failures = {r["wording"]: r for r in result.tables["failures"]}
+    assert (failures["syntax-1"]["ok"], failures["syntax-1"]["unparseable"]) == (4, 2)
+    assert failures["base"]["ok"] == 6 * 4
+    rate = result.finding("failed_call_rate").estimate
+    assert (rate.counts["k"], rate.n) == (2, 6 * 14)
+    row = {r["variant"]: r for r in result.tables["variants"]}["syntax-1"]
+    assert row["n"] == 4
 
 
 def test_reproduction_separates_deterministic_flips_from_induced_instability() -> None:
@@ -612,7 +767,7 @@ def test_base_single_run_is_the_request_every_other_probe_makes() -> None:
     rubric = builtin_rubric("refusal")
     items = pointwise_items(3)
     ctx = ProbeContext(judge="j", rubric=rubric)
-    planned = {r.key for r in PolicyInvarianceProbe().plan(items, ctx, {})}
+    planned = {r.key for r in PolicyInvarianceProbe().plan(items, ctx).requests.values()}
     assert all(base_request(ctx, item).key in planned for item in items)  # type: ignore[arg-type]
     assert len(planned) == 3 * (1 + 3 + 10)
 
@@ -641,14 +796,56 @@ def test_human_scale_is_inferred_from_labels_on_the_rubric_scale() -> None:
     assert result.finding("mae", wording="base").estimate.estimate == 0
 
 
+def _order_free(result: ProbeResult) -> dict[str, Any]:
+    """Everything in a result that must not depend on the order of the items: every finding's
+    point estimate, n and counts (not the resampled intervals), and the tables without their
+    interval columns, with per-item rows sorted."""
+    intervals = {"low", "high", "delta_low", "delta_high"}
+
+    def number(value: float | None) -> float | None:
+        return None if value is None or math.isnan(value) else value
+
+    def rows(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = [{k: v for k, v in row.items() if k not in intervals} for row in table]
+        return sorted(kept, key=repr)
+
+    findings = {
+        (f.name, tuple(sorted(f.labels.items()))): (
+            number(f.estimate.estimate),
+            f.estimate.n,
+            dict(f.estimate.counts),
+            None if f.test is None else number(f.test.pvalue),
+        )
+        for f in result.findings
+    }
+    tables = {
+        name: rows(result.tables[name])
+        for name in ("variants", "classes", "accuracy", "strata", "failures")
+    }
+    tables["anchor"] = result.tables["noise"]["anchor"]
+    tables["reproduction"] = rows(result.tables["reproduction"]["flips"])
+    return {"findings": findings, "tables": tables}
+
+
 def test_item_order_does_not_change_the_findings() -> None:
+    # Shuffled, not reversed: under a reversal a list read backwards against the items (human
+    # labels, strata, anchors) pairs them the same way again and would go unnoticed.
     rubric = builtin_rubric("refusal")
-    items = noisy_refusal_items(60)
-    forward = run(PolicyInvarianceProbe(), items, strictness_sensitive, rubric)
-    backward = run(PolicyInvarianceProbe(), items[::-1], strictness_sensitive, rubric)
-    for a, b in zip(forward.findings, backward.findings, strict=True):
-        if a.name in ("flip_rate", "null_flip_rate", "directional_ratio", "accuracy"):
-            assert a.estimate.estimate == b.estimate.estimate
+    items = [
+        dataclasses.replace(item, category="a" if k % 3 else "b", item_type="t" if k % 4 else "u")
+        for k, item in enumerate(noisy_refusal_items(60))
+    ]
+    shuffled = list(items)
+    random.Random(11).shuffle(shuffled)
+    probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=100)
+    forward = _order_free(run(probe, items, strictness_sensitive, rubric))
+    again = _order_free(run(probe, shuffled, strictness_sensitive, rubric))
+    assert again == forward
+    # ... and what is compared depends on which verdict goes with which item
+    accuracy = {r["wording"]: r["accuracy"] for r in forward["tables"]["accuracy"]}
+    assert 0.3 < accuracy["base"] < 0.7
+    assert sum(r["flips"] for r in forward["tables"]["classes"]) > 0
+    assert forward["tables"]["reproduction"]
 
 
 @pytest.mark.parametrize(
@@ -675,10 +872,10 @@ def test_shipped_variants_are_refused_for_a_reworded_or_unknown_rubric() -> None
     )
     ctx = ProbeContext(judge="j", rubric=reworded)
     with pytest.raises(ConfigError, match="worded differently"):
-        PolicyInvarianceProbe().plan(pointwise_items(2), ctx, {})
+        PolicyInvarianceProbe().plan(pointwise_items(2), ctx)
     own = reworded.with_template(reworded.template, name="mine")
     with pytest.raises(ConfigError, match="not built in"):
-        PolicyInvarianceProbe().plan(pointwise_items(2), ProbeContext("j", own), {})
+        PolicyInvarianceProbe().plan(pointwise_items(2), ProbeContext("j", own))
 
 
 def test_pairwise_null_follows_the_paper_convention_when_asked() -> None:

@@ -1,0 +1,225 @@
+"""Accuracy against human labels per wording (and MAE on numeric scales), and its spread.
+
+A pointwise call is positive when its score, rescaled to [0, 1] over the rubric's scale, is at
+least ``human_threshold``; the humans' mean label, rescaled by the label scale, is compared the
+same way. A pairwise call is compared with the strict human majority, ties included. The spread
+across the wordings of the same policy (the base, meaning-preserving and supplementary rewrites)
+is compared with the spread across the base's own runs, which is noise alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.probes.base import FigureSpec, Finding, Threshold
+from judgeprobe.rubrics import Decision, Rubric
+from judgeprobe.rubrics.variants import INVARIANT_TRANSFORMS
+from judgeprobe.stats import Estimate, mean, proportion
+from judgeprobe.stats.flips import spread_of_means
+
+from .design import Unit
+from .section import Section, Settings, num
+from .wordings import BASE, Wording
+
+SPREAD_THRESHOLD = Threshold(warn=0.05, fail=0.10)
+"""Accuracy (or MAE) spread across wordings of the same policy."""
+
+Call = tuple[str, float | None]
+"""A decision on the humans' terms (positive / negative, or A / B / tie) and a score on [0, 1]."""
+
+
+def accuracy(
+    rubric: Rubric,
+    units: Sequence[Unit],
+    wordings: Sequence[Wording],
+    scale: tuple[float, float],
+    settings: Settings,
+) -> Section:
+    """Accuracy (and MAE) per wording, the spreads, the figure; the table is the rows."""
+    truth = [human_call(u.item, scale, settings.human_threshold) for u in units]
+    out = Section(table=[])
+    if all(t is None for t in truth):
+        out.notes.append("no human labels: accuracy per wording is not reported")
+        return out
+    numeric = rubric.kind in ("scale", "continuous") and _span(rubric) is not None
+    correct_cols: dict[str, list[float]] = {}
+    error_cols: dict[str, list[float]] = {}
+    for wording in wordings:
+        correct: list[float] = []
+        errors: list[float] = []
+        for unit, human in zip(units, truth, strict=True):
+            judged = judge_call(
+                rubric,
+                unit.single.get(wording.name),
+                unit.scores.get(wording.name),
+                settings.human_threshold,
+            )
+            if human is None or judged is None:
+                correct.append(np.nan)
+                errors.append(np.nan)
+                continue
+            correct.append(1.0 if judged[0] == human[0] else 0.0)
+            errors.append(
+                abs(judged[1] - human[1])
+                if judged[1] is not None and human[1] is not None
+                else np.nan
+            )
+        correct_cols[wording.name] = correct
+        error_cols[wording.name] = errors
+        hits = [c for c in correct if c == c]
+        rate = proportion(int(sum(hits)), len(hits), confidence_level=settings.confidence_level)
+        labels = {"wording": wording.name, "class": wording.transform}
+        out.findings.append(
+            Finding("accuracy", rate, f"agreement with humans under {wording.name!r}", labels)
+        )
+        row: dict[str, Any] = {
+            "wording": wording.name,
+            "class": wording.transform,
+            "accuracy": num(rate.estimate),
+            "low": num(rate.ci.low),
+            "high": num(rate.ci.high),
+            "n": rate.n,
+        }
+        if numeric:
+            errs = [e for e in errors if e == e]
+            mae = (
+                mean(errs, confidence_level=settings.confidence_level)
+                if errs
+                else Estimate.undefined(0)
+            )
+            out.findings.append(
+                Finding(
+                    "mae",
+                    mae,
+                    f"mean absolute error against the human mean (both on [0, 1]) under "
+                    f"{wording.name!r}",
+                    labels,
+                )
+            )
+            row["mae"] = num(mae.estimate)
+        out.table.append(row)
+    same_policy = [
+        w.name for w in wordings if w.transform == BASE or w.transform in INVARIANT_TRANSFORMS
+    ]
+    spreads = [("accuracy_spread", correct_cols, "accuracy")]
+    if numeric:
+        spreads.append(("mae_spread", error_cols, "MAE"))
+    for name, cols, what in spreads:
+        out.findings.append(
+            Finding(
+                name,
+                spread_of_means([cols[n] for n in same_policy], **settings.resampling),
+                f"largest minus smallest {what} across the base and its meaning-preserving "
+                "and supplementary rewordings (the same policy)",
+                {"wordings": str(len(same_policy))},
+                threshold=SPREAD_THRESHOLD,
+            )
+        )
+    out.findings.append(
+        Finding(
+            "accuracy_spread_reruns",
+            _rerun_spread(rubric, units, truth, settings),
+            f"largest minus smallest accuracy across the {settings.reruns + 1} base runs "
+            "(noise alone; fewer runs than wordings, so a lower bound on the noise spread)",
+            {"wordings": "base runs"},
+        )
+    )
+    out.findings.append(
+        Finding(
+            "accuracy_spread",
+            spread_of_means([correct_cols[w.name] for w in wordings], **settings.resampling),
+            "largest minus smallest accuracy across every wording, threshold shifts included",
+            {"wordings": "all"},
+        )
+    )
+    out.figures.append(_figure(out.table))
+    return out
+
+
+def _rerun_spread(
+    rubric: Rubric, units: Sequence[Unit], truth: Sequence[Call | None], settings: Settings
+) -> Estimate:
+    """Accuracy spread across the base runs (trial 0 and the reruns)."""
+    columns: list[list[float]] = []
+    for t in range(settings.reruns + 1):
+        column: list[float] = []
+        for unit, human in zip(units, truth, strict=True):
+            judged = judge_call(rubric, unit.base[t], unit.base_scores[t], settings.human_threshold)
+            if human is None or judged is None:
+                column.append(np.nan)
+                continue
+            column.append(1.0 if judged[0] == human[0] else 0.0)
+        columns.append(column)
+    return spread_of_means(columns, **settings.resampling)
+
+
+def human_call(item: Item, scale: tuple[float, float], threshold: float) -> Call | None:
+    """The human decision (and the rescaled human mean for pointwise items); None unlabelled."""
+    if isinstance(item, PairwiseItem):
+        choice = item.human_majority(include_ties=True)
+        return None if choice is None else (choice, None)
+    if item.human_mean is None:
+        return None
+    low, high = scale
+    value = (item.human_mean - low) / (high - low)
+    return ("positive" if value >= threshold else "negative", value)
+
+
+def judge_call(
+    rubric: Rubric, decision: Decision | None, score: float | None, threshold: float
+) -> Call | None:
+    """A verdict on the humans' terms: positive/negative (or A/B/tie), and the score on [0, 1].
+
+    Pointwise: positive when the score, rescaled to [0, 1] over the rubric's scale, is at least
+    ``threshold`` (the rule's positive class where the scale is unknown).
+    """
+    if decision is None or score is None:
+        return None
+    if rubric.kind == "pairwise":
+        return (decision, None)
+    value = _rescaled(rubric, score)
+    if value is None:
+        assert rubric.decision is not None
+        return ("positive" if decision == rubric.decision.positive else "negative", None)
+    return ("positive" if value >= threshold else "negative", value)
+
+
+def _span(rubric: Rubric) -> tuple[float, float] | None:
+    if rubric.values:
+        values = [float(v) for v in rubric.values.values()]
+        return (min(values), max(values)) if max(values) > min(values) else None
+    return rubric.range
+
+
+def _rescaled(rubric: Rubric, score: float) -> float | None:
+    """``score`` on [0, 1] over the rubric's scale, 1 at the positive end (None if unknown)."""
+    span = _span(rubric)
+    if span is None or rubric.decision is None:
+        return None
+    value = (score - span[0]) / (span[1] - span[0])
+    return value if rubric.decision.higher_is_positive else 1.0 - value
+
+
+def _figure(rows: Sequence[dict[str, Any]]) -> FigureSpec:
+    return FigureSpec(
+        "policy_invariance_accuracy",
+        "intervals",
+        "Accuracy against human labels, by wording",
+        {
+            "rows": [
+                {
+                    "label": r["wording"],
+                    "estimate": r["accuracy"],
+                    "low": r["low"],
+                    "high": r["high"],
+                }
+                for r in rows
+            ],
+            "reference": None,
+        },
+        x_label="accuracy",
+    )
