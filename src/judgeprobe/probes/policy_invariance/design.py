@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem, item_fields
-from judgeprobe.errors import DataError
 from judgeprobe.plan import ProbeContext, Role, Verdicts
-from judgeprobe.probes._decisions import base_request
+from judgeprobe.probes._decisions import base_request, unique_ids
 from judgeprobe.request import Request
 from judgeprobe.rubrics import NEUTRAL, Decision, Rubric
 from judgeprobe.rubrics.validation import ValidationReport
@@ -80,15 +79,8 @@ def role(wording: str, item_id: str, trial: int) -> Role:
 
 def usable_items(items: Sequence[Item], rubric: Rubric) -> list[Item]:
     """The items ``rubric`` can be asked about, in input order; duplicate ids are a data error."""
-    out: list[Item] = []
-    seen: set[str] = set()
-    for item in items:
-        if item.id in seen:
-            raise DataError(f"item id {item.id!r} occurs twice; item ids must be unique")
-        seen.add(item.id)
-        if rubric_fields(item, rubric) is not None:
-            out.append(item)
-    return out
+    unique_ids(items)
+    return [item for item in items if rubric_fields(item, rubric) is not None]
 
 
 def rubric_fields(item: Item, rubric: Rubric) -> dict[str, str] | None:

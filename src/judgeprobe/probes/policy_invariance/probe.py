@@ -10,7 +10,7 @@ parts (:mod:`.noise`, :mod:`.flips`, :mod:`.accuracy`, :mod:`.strata`, :mod:`.re
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,6 +18,13 @@ from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._decisions import human_label_scale
+from judgeprobe.probes._params import (
+    INTERVAL_CONSTRAINTS,
+    Constraint,
+    Interval,
+    OneOf,
+    Scale,
+)
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -25,7 +32,6 @@ from judgeprobe.probes.base import (
     Probe,
     ProbeKind,
     ProbeResult,
-    check_interval_options,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import Rubric
@@ -122,31 +128,23 @@ class PolicyInvarianceProbe(Probe):
     confidence_level: float = 0.95
     n_resamples: int = 1000
 
-    def __post_init__(self) -> None:
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "reruns": Interval(int, 1),
+        "reproduction_trials": Interval(int, 0),
+        "null": OneOf(NULLS),
+        "alpha": Interval(float, 0, 1, closed="neither"),
+        "human_scale": Scale(),
+        "human_threshold": Interval(float, 0, 1),
+        "item_type_rule": OneOf(ITEM_TYPE_RULES),
+        "on_invalid": OneOf(("raise", "skip")),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
         if isinstance(self.variants, list):
             object.__setattr__(self, "variants", tuple(self.variants))
         if not isinstance(self.variants, str | VariantSet | tuple):
             raise ConfigError("variants must be 'builtin', a YAML path, a VariantSet or Variants")
-        if isinstance(self.reruns, bool) or not isinstance(self.reruns, int) or self.reruns < 1:
-            raise ConfigError(f"reruns must be an integer >= 1 (3 is usual), got {self.reruns!r}")
-        if not isinstance(self.reproduction_trials, int) or self.reproduction_trials < 0:
-            raise ConfigError("reproduction_trials must be an integer >= 0 (0 turns it off)")
-        if self.null not in NULLS:
-            raise ConfigError(f"null must be one of {', '.join(NULLS)}, got {self.null!r}")
-        if not 0 < self.alpha < 1:
-            raise ConfigError("alpha must lie in (0, 1)")
-        if self.human_scale is not None:
-            low, high = (float(v) for v in self.human_scale)
-            object.__setattr__(self, "human_scale", (low, high))
-            if not high > low:
-                raise ConfigError("human_scale must be (low, high) with high > low, e.g. (0, 1)")
-        if not 0 <= self.human_threshold <= 1:
-            raise ConfigError("human_threshold is on the rescaled [0, 1] scale; give 0..1")
-        if self.item_type_rule not in ITEM_TYPE_RULES:
-            raise ConfigError(f"item_type_rule must be one of {', '.join(ITEM_TYPE_RULES)}")
-        if self.on_invalid not in ("raise", "skip"):
-            raise ConfigError("on_invalid must be 'raise' or 'skip'")
-        check_interval_options(self.confidence_level, self.n_resamples)
 
     def params(self) -> dict[str, Any]:
         out = super().params()
