@@ -203,11 +203,14 @@ def test_card_renders_the_run_given_by_run_and_the_latest_without_it(tmp_path: P
 def test_a_card_rewritten_under_a_reader_is_replaced_whole_not_overwritten(
     tmp_path: Path,
 ) -> None:
+    first = run_audit(
+        _config(tmp_path / "out"), judge=_counting_judge([]), progress=False, write_card=False
+    )
     outcome = run_audit(_config(tmp_path / "out"), judge=_counting_judge([]), progress=False)
     card_file = outcome.card_paths["json"]
     old_content = card_file.read_bytes()
     with card_file.open("rb") as reader:  # a reader that opened the card before the rewrite
-        write_card(outcome.store_path, card_file.parent, thresholds={"flip_rate": {"warn": 0.5}})
+        write_card(outcome.store_path, card_file.parent, run_id=first.run_id)
         assert reader.read() == old_content
     assert card_file.read_bytes() != old_content
     assert not [p.name for p in card_file.parent.iterdir() if p.name.endswith(".tmp")]

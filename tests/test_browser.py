@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from audited import audited_store, hostile_store
 from judgeprobe.report import build_card, render_html, write_card
-from judgeprobe.report.example import write_example_store
 
 pytestmark = pytest.mark.browser
 
@@ -98,7 +98,7 @@ def driver() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def hostile_html(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("hostile")
-    card = build_card(write_example_store(root / "run.sqlite", untrusted=HOSTILE))
+    card = build_card(hostile_store(root, HOSTILE))
     return render_html(card)
 
 
@@ -188,7 +188,7 @@ def demo_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     if given:
         return Path(given), []
     root = tmp_path_factory.mktemp("demo")
-    store = write_example_store(root / "run.sqlite")
+    store = audited_store(root)
     written = write_card(store, root / "card")
     names = [probe["name"] for probe in build_card(store)["probes"]]
     return written["html"], names

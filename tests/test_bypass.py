@@ -282,7 +282,7 @@ def test_no_positive_item_the_judge_detects_leaves_bypass_undefined_never_zero()
     )
     finding = result.finding("bypass_rate", k="2", position="last")
     assert not finding.estimate.defined and finding.status == "n/a"
-    assert "detects on its own" in finding.estimate.ci.method
+    assert "detects on its own" in (finding.estimate.reason or "")
     assert any("nothing can be bypassed" in note for note in result.notes)
     json.dumps(result.to_dict(), allow_nan=False)  # the card's JSON holds no NaN
 
@@ -295,7 +295,7 @@ def test_concatenations_over_the_context_window_are_skipped_and_counted_never_tr
     result = run(BypassProbe(ks=(2, 16), draws=3, n_resamples=FAST), make_items(3, 20), judge)
     wide = result.finding("bypass_rate", k="16", position="last").estimate
     assert not wide.defined
-    assert wide.ci.method.endswith(
+    assert (wide.reason or "").endswith(
         "9 of 9 inputs exceed the judge's context window (not truncated)"
     )
     assert result.finding("bypass_rate", k="2", position="last").estimate.defined

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from judgeprobe.engine.store import RunStore
+from audited import CONFIGURED, audited_store, hostile_store
+from judgeprobe.audit import parse_config
+from judgeprobe.engine.store import SCHEMA_VERSION, RunStore
 from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.probes.base import FigureSpec, Finding, ProbeKind, ProbeResult, Threshold
 from judgeprobe.report import (
@@ -33,7 +35,6 @@ from judgeprobe.report import (
     validate_card,
     write_card,
 )
-from judgeprobe.report.example import write_example_store
 from judgeprobe.report.figures import FigureDataError, figure_bytes
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY
 from judgeprobe.report.redact import REDACTED, redact
@@ -63,18 +64,18 @@ FIGURE_KINDS = ("distributions", "scatter", "counts", "heatmap", "intervals")
 # -- fixtures -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_example_store(tmp_path_factory.mktemp("example") / "run.sqlite")
+    """The run store of a real (small, deterministic) repetition audit."""
+    return audited_store(tmp_path_factory.mktemp("example"))
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("hostile") / "hostile.sqlite"
-    return write_example_store(path, untrusted=HOSTILE)
+    return hostile_store(tmp_path_factory.mktemp("hostile"), HOSTILE)
 
 
 @pytest.fixture(scope="module")
 def example_files(example: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The example card written once (drawing figures is the slow part of a card)."""
+    """The audit's card written once (drawing figures is the slow part of a card)."""
     return write_card(example, tmp_path_factory.mktemp("example-card"))
 
 
@@ -191,47 +192,55 @@ def test_schema_rejects_a_card_with_an_unknown_status(example: Path) -> None:
 def test_card_says_what_was_tested(example: Path) -> None:
     tested = build_card(example)["tested"]
     judge = tested["judge"]
-    assert judge["fingerprint"].startswith("example0fingerprint")
-    assert judge["model"] == "example-judge-7b"
-    assert judge["decoding"]["temperature"] == 0.0
-    assert judge["decoding"]["seed"] == 7
+    assert re.fullmatch(r"[0-9a-f]{16}", judge["fingerprint"])
+    assert (judge["model"], judge["backend"]) == ("hashed-judge", "callable")
+    assert judge["description"]["version"] == "1"
     assert tested["rubric"]["name"] == "harmfulness"
     assert len(tested["rubric"]["hash"]) == 16
     assert "{response}" in tested["rubric"]["template"]
-    assert tested["data"] == {
-        "name": "example responses",
-        "source": "example.csv",
-        "n": 240,
-        "sha256": "0" * 64,
-        "skipped": 3,
-    }
-    assert tested["probes"]["repetition"]["lengths"] == [2, 4]
+    data = tested["data"]
+    assert (data["name"], data["n"], data["skipped"]) == ("items", 12, 0)
+    assert Path(data["source"]).name == "items.jsonl"
+    assert tested["probes"]["repetition"]["counts"] == [1, 2, 8]
     assert tested["seed"] == 7
     assert tested["tool_version"]
-    assert tested["command"].startswith("judgeprobe audit")
+    assert tested["command"] == "judgeprobe audit audit.yaml"
+    assert tested["thresholds"] == {
+        name: {**value, "source": "config"} for name, value in CONFIGURED.items()
+    }
 
 
 def test_each_probe_brings_its_findings_figures_and_call_counts(example: Path) -> None:
     card = build_card(example)
-    by_name = {p["name"]: p for p in card["probes"]}
-    repetition = by_name["repetition"]
-    assert [f["labels"] for f in repetition["findings"]] == [{"l": "2"}, {"l": "4"}]
-    assert repetition["figures"][0]["file"] == "figures/repetition-scores"
+    (repetition,) = card["probes"]
+    modes = ("P*l,R", "P,R*l", "P*l,R*l")
+    names = ("wasserstein_to_l1", "mean_shift", "decision_flip_rate")
+    assert [(f["labels"]["mode"], f["labels"]["l"], f["name"]) for f in repetition["findings"]] == [
+        (mode, count, name) for mode in modes for count in ("2", "8") for name in names
+    ]
+    assert [f["file"] for f in repetition["figures"]] == [
+        "figures/repetition-repetition-prompt",
+        "figures/repetition-repetition-response",
+        "figures/repetition-repetition-both",
+    ]
     usage = repetition["usage"]
-    assert (usage["calls"], usage["cached"], usage["unparseable"], usage["skipped"]) == (
-        200,
-        200,
-        3,
-        2,
-    )
-    assert usage["prompt_tokens"] == 62000
-    assert card["usage"]["engine"]["called"] == sum(p["usage"]["calls"] for p in card["probes"])
+    # 12 base items and 12 per (mode, l); the inputs repeated 8 times that exceed the judge's
+    # context window are skipped: every one of P,R*8 and P*8,R*8, and 4 of P*8,R
+    assert (usage["requests"], usage["calls"], usage["skipped"], usage["ok"]) == (84, 56, 28, 56)
+    assert card["usage"]["engine"]["called"] == usage["calls"]
+    assert card["usage"]["probes"]["skipped"] == 28
 
 
-def test_probes_are_grouped_by_kind_agreement_with_humans_first(example: Path) -> None:
-    card = build_card(example)
-    kinds = [p["kind"] for p in card["probes"]]
-    assert kinds == ["agreement", "invariance", "invariance", "null"]
+def test_probes_are_grouped_by_kind_agreement_with_humans_first(tmp_path: Path) -> None:
+    info = Finding("accuracy", estimate(0.8, 0.7, 0.9), "acc")
+    results = [
+        probe([info], name="length", kind="null"),
+        probe([info], name="repetition", kind="invariance"),
+        probe([info], name="agree", kind="agreement"),
+        probe([info], name="swap", kind="invariance"),
+    ]
+    card = build_card(store_with(tmp_path / "s.sqlite", results))
+    assert [p["name"] for p in card["probes"]] == ["agree", "repetition", "swap", "length"]
     assert [k["kind"] for k in card["summary"]["kinds"]] == ["agreement", "invariance", "null"]
 
 
@@ -245,36 +254,65 @@ def test_status_is_judged_against_the_threshold_shown_with_it(tmp_path: Path) ->
 
 
 def test_configured_threshold_replaces_the_probe_default_and_the_card_says_so(
-    tmp_path: Path,
+    example: Path,
 ) -> None:
-    thresholds = {"flip_rate": {"warn": 0.2, "fail": 0.3, "higher_is_worse": True}}
-    store = store_with(
-        tmp_path / "s.sqlite",
-        [probe([flip(0.14, 0.11, 0.18)])],
-        config={"thresholds": thresholds},
-    )
+    card = build_card(example)
+    flips = [f for f in findings_of(card) if f["name"] == "decision_flip_rate"]
+    distances = [f for f in findings_of(card) if f["name"] == "wasserstein_to_l1"]
+    assert len(flips) == len(distances) == 6
+    for finding in flips:
+        assert finding["threshold"] == CONFIGURED["decision_flip_rate"]
+        assert finding["threshold_source"] == "config"
+    for finding in distances:  # not configured: the probe's default
+        assert finding["threshold"] == {"warn": 0.2, "fail": 0.4, "higher_is_worse": True}
+        assert finding["threshold_source"] == "probe"
+    assert card["tested"]["thresholds"]["decision_flip_rate"]["source"] == "config"
+
+
+def test_the_probe_specific_key_beats_the_finding_name_in_the_audit(tmp_path: Path) -> None:
+    thresholds = {
+        "decision_flip_rate": {"warn": 0.5, "fail": 0.6},
+        "repetition.decision_flip_rate": {"warn": 0.01, "fail": 0.02},
+    }
+    store = audited_store(tmp_path, n_items=6, thresholds=thresholds)
+    with RunStore(store) as opened:
+        stored = opened.results(1)["repetition"]["findings"]
     card = build_card(store)
-    (finding,) = findings_of(card)
-    assert (finding["status"], finding["threshold_source"]) == ("pass", "config")
-    assert card["tested"]["thresholds"]["flip_rate"]["source"] == "config"
+    flips = [f for f in findings_of(card) if f["name"] == "decision_flip_rate"]
+    assert {json.dumps(f["threshold"], sort_keys=True) for f in flips} == {
+        json.dumps({"fail": 0.02, "higher_is_worse": True, "warn": 0.01}, sort_keys=True)
+    }
+    assert [f["status"] for f in flips] == [
+        f["status"] for f in stored if f["name"] == "decision_flip_rate"
+    ]
 
 
-def test_override_beats_config_and_probe_specific_key_beats_finding_name(tmp_path: Path) -> None:
-    store = store_with(
-        tmp_path / "s.sqlite",
-        [probe([flip(0.14, 0.11, 0.18)])],
-        config={"thresholds": {"flip_rate": {"warn": 0.2, "fail": 0.3}}},
-    )
-    card = build_card(
-        store,
-        thresholds={
-            "flip_rate": {"warn": 0.5, "fail": 0.6},
-            "repetition.flip_rate": {"warn": 0.1, "fail": 0.5},
-        },
-    )
+def test_the_card_shows_and_counts_the_status_the_audit_stored(tmp_path: Path) -> None:
+    # the audit decided "pass" (say, under the rule of the judgeprobe that wrote the store); the
+    # CI against the threshold would say fail today: the card reports what was decided
+    body = probe([flip(0.14, 0.11, 0.18)]).to_dict()
+    body["findings"][0]["status"] = "pass"
+    path = tmp_path / "s.sqlite"
+    store_with(path, [])
+    with RunStore(path) as store:
+        store.put_result(1, "repetition", body)
+    card = build_card(path)
     (finding,) = findings_of(card)
-    assert (finding["status"], finding["threshold_source"]) == ("warn", "override")
-    assert finding["threshold"]["warn"] == 0.1
+    assert finding["status"] == "pass"
+    assert card["probes"][0]["status"] == "pass"
+    assert card["summary"]["overall"] == "pass"
+    assert card["summary"]["counts"]["pass"] == 1 and card["summary"]["counts"]["fail"] == 0
+
+
+def test_a_stored_finding_without_a_status_is_a_damaged_store(tmp_path: Path) -> None:
+    body = probe([flip(0.14, 0.11, 0.18)]).to_dict()
+    del body["findings"][0]["status"]
+    path = tmp_path / "s.sqlite"
+    store_with(path, [])
+    with RunStore(path) as store:
+        store.put_result(1, "repetition", body)
+    with pytest.raises(StoreError, match=r"damaged \(findings\.0\.status: Field required\)"):
+        build_card(path)
 
 
 def test_lower_is_worse_threshold_fails_low_agreement(tmp_path: Path) -> None:
@@ -288,17 +326,23 @@ def test_lower_is_worse_threshold_fails_low_agreement(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("threshold", "message"),
     [
-        ({"warn": "high"}, "number"),
-        ({"fail": 0.1, "higher": True}, "unknown keys"),
-        ({"fail": 0.1, "higher_is_worse": "yes"}, "true or false"),
+        ({"warn": "high"}, r"decision_flip_rate\.warn: Input should be a valid number"),
+        ({"warn": "0.1"}, r"decision_flip_rate\.warn: Input should be a valid number"),
+        ({"fail": 0.1, "higher": True}, r"decision_flip_rate\.higher: Extra inputs are not"),
+        (
+            {"fail": 0.1, "higher_is_worse": "yes"},
+            r"decision_flip_rate\.higher_is_worse: Input should be a valid boolean",
+        ),
     ],
 )
-def test_malformed_threshold_is_a_config_error_that_says_what_to_fix(
-    tmp_path: Path, threshold: dict[str, Any], message: str
+def test_malformed_threshold_is_a_config_error_of_the_audit_that_says_what_to_fix(
+    threshold: dict[str, Any], message: str
 ) -> None:
-    store = store_with(tmp_path / "s.sqlite", [probe([flip(0.1, 0.0, 0.2)])])
-    with pytest.raises(ConfigError, match=message):
-        build_card(store, thresholds={"flip_rate": threshold})
+    config = {"judge": "profanity", "probes": ["repetition"]}
+    with pytest.raises(ConfigError, match=f"^audit.yaml: thresholds\\.{message}"):
+        parse_config(
+            {**config, "thresholds": {"decision_flip_rate": threshold}}, source="audit.yaml"
+        )
 
 
 def test_overall_is_the_worst_headline_status_and_info_findings_do_not_count(
@@ -345,7 +389,38 @@ def test_undefined_estimate_is_not_assessable_never_a_pass(tmp_path: Path) -> No
     assert finding["status"] == "n/a"
     assert finding["estimate"] is None
     assert finding["sentence"] == "Flip rate: not assessable, n=0 (no items)"
+    assert (finding["reason"], finding["ci"]["method"]) == ("no items", "")
     assert "1 could not be assessed" in card["summary"]["headline"]
+    assert "| \\[n/a, n/a\\] \\(95% no items\\) |" in render_markdown(card)
+
+
+def test_findings_a_probe_could_not_assess_give_the_probe_s_reason(example: Path) -> None:
+    card = build_card(example)
+    missing = [f for f in findings_of(card) if f["status"] == "n/a"]
+    assert len(missing) == 6  # P,R*8 and P*8,R*8: every input exceeds the context window
+    for finding in missing:
+        assert finding["ci"]["method"] == ""
+        assert finding["reason"].endswith(
+            "12 of 12 inputs exceed the judge's context window (not truncated)"
+        )
+        assert finding["reason"] in finding["sentence"]
+    assert all(f["reason"] is None for f in findings_of(card) if f["status"] != "n/a")
+
+
+def test_an_older_store_with_the_reason_in_the_ci_method_still_renders_it(tmp_path: Path) -> None:
+    body = probe([Finding("flip_rate", Estimate.undefined(0, reason="x"), "f", {}, FLIP)]).to_dict()
+    del body["findings"][0]["reason"]  # as judgeprobe wrote it before card version 1.3
+    body["findings"][0]["ci"]["method"] = "no items"
+    path = tmp_path / "old.sqlite"
+    store_with(path, [])
+    with RunStore(path) as store:
+        store.put_result(1, "repetition", body)
+    card = build_card(path)
+    validate_card(card)
+    (finding,) = findings_of(card)
+    assert (finding["reason"], finding["ci"]["method"]) == ("no items", "")
+    assert finding["sentence"] == "Flip rate: not assessable, n=0 (no items)"
+    assert "(95% no items)" in render_html(card)
 
 
 def test_summary_sentence_gives_estimate_ci_n_status_and_threshold(tmp_path: Path) -> None:
@@ -372,11 +447,23 @@ def test_status_is_borderline_when_its_ci_crosses_a_threshold(
     assert ("borderline" in finding["sentence"]) == (certainty == "borderline")
 
 
-def test_summary_lists_failures_before_passes(example: Path) -> None:
-    statuses = [s["status"] for s in build_card(example)["summary"]["statements"]]
-    order = ["fail", "warn", "inconclusive", "n/a", "pass"]
-    assert statuses == sorted(statuses, key=order.index)
-    assert statuses[0] == "fail"
+def test_summary_lists_failures_before_passes(tmp_path: Path) -> None:
+    findings = [
+        flip(0.02, 0.0, 0.04, l="1"),
+        flip(0.05, 0.03, 0.07, l="2"),
+        flip(0.14, 0.11, 0.18, l="3"),
+        Finding("flip_rate", Estimate.undefined(0), "flips", {"l": "4"}, FLIP),
+        flip(0.07, 0.06, 0.08, l="5"),
+    ]
+    card = build_card(store_with(tmp_path / "s.sqlite", [probe(findings)]))
+    statements = card["summary"]["statements"]
+    assert [(s["status"], s["labels"]["l"]) for s in statements] == [
+        ("fail", "3"),
+        ("warn", "5"),
+        ("inconclusive", "2"),
+        ("n/a", "4"),
+        ("pass", "1"),
+    ]
 
 
 def test_incomplete_run_is_said_in_the_summary(tmp_path: Path) -> None:
@@ -391,16 +478,26 @@ def test_incomplete_run_is_said_in_the_summary(tmp_path: Path) -> None:
     assert "incomplete (call budget exhausted)" in card["summary"]["headline"]
 
 
+@pytest.mark.parametrize(
+    ("finish", "state", "reason"),
+    [
+        (None, "incomplete", "the run store records the run as 'running'"),
+        ("stopped", "incomplete", "the run store records the run as 'stopped'"),
+        ("complete", "complete", None),
+    ],
+)
 def test_run_without_status_row_is_incomplete_unless_the_store_says_complete(
-    tmp_path: Path,
+    tmp_path: Path, finish: str | None, state: str, reason: str | None
 ) -> None:
     path = tmp_path / "s.sqlite"
     with RunStore(path) as store:
         run_id = store.start_run({"judge": {"backend": "callable", "name": "f"}})
         store.put_result(run_id, "repetition", probe([flip(0.02, 0.0, 0.04)]).to_dict())
+        if finish is not None:
+            store.finish_run(run_id, finish)
     card = build_card(path)
-    assert card["run"]["state"] == "incomplete"
-    assert "running" in card["run"]["reason"]
+    assert (card["run"]["state"], card["run"]["reason"]) == (state, reason)
+    assert ("The run is incomplete" in card["summary"]["headline"]) == (state == "incomplete")
     validate_card(card)
 
 
@@ -458,18 +555,20 @@ def test_a_store_of_schema_1_opens_migrated_and_its_card_lists_no_rows_left_out(
     assert "Rows left out" not in render_markdown(card)
     assert "skipped-rows" not in render_html(card)
     with RunStore(path) as store:
-        assert store.get_meta("schema_version") == "2"
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
         assert "repetition" in store.results(1)  # nothing stored before is lost
 
 
 def test_a_store_of_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path) -> None:
+    newer = SCHEMA_VERSION + 1
     path = tmp_path / "new.sqlite"
     RunStore(path).close()
     with closing(sqlite3.connect(path)) as db:
-        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (newer,))
         db.commit()
     with pytest.raises(
-        StoreError, match=r"schema 3, this judgeprobe reads schemas 1 to 2; a newer"
+        StoreError,
+        match=rf"schema {newer}, this judgeprobe reads schemas 1 to {SCHEMA_VERSION}; a newer",
     ):
         RunStore(path)
 
@@ -573,9 +672,11 @@ def test_markdown_has_summary_what_was_tested_and_each_probe(example: Path) -> N
     text = render_markdown(build_card(example))
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Summary", "## What was tested"]
-    for name in ("repetition", "policy\\_invariance", "human\\_agreement", "length\\_null"):
-        assert any(h.startswith(f"## Probe: {name} ") for h in headings), name
-    assert "![Scores by repetition](figures/repetition-scores.png)" in text
+    assert headings[2:] == ["## Probe: repetition (invariance) — WARN", "## Calls and tokens"]
+    assert (
+        "![Scores S\\(P,R\\*l\\) by repetition count l](figures/repetition-repetition-response.png)"
+        in text
+    )
 
 
 def test_markdown_of_hostile_card_has_no_html_link_or_image_from_data(
@@ -636,7 +737,7 @@ def test_markdown_of_a_card_with_urls_and_addresses_has_no_link_on_github(
     cmarkgfm = pytest.importorskip("cmarkgfm", reason="the test extra's GFM renderer is missing")
     from cmarkgfm.cmark import Options
 
-    store = write_example_store(tmp_path / "linky.sqlite", untrusted=LINKY)
+    store = hostile_store(tmp_path, LINKY)
     text = render_markdown(build_card(store))
     html = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
     parsed = elements(html)
@@ -791,7 +892,7 @@ def test_write_card_writes_every_format_and_a_png_and_svg_per_figure(
     card = json.loads(example_files["json"].read_text("utf-8"))
     assert card == build_card(example)
     stems = [f["file"] for p in card["probes"] for f in p["figures"]]
-    assert len(stems) == 5
+    assert len(stems) == 3
     root = example_files["json"].parent
     for stem in stems:
         assert (root / f"{stem}.png").stat().st_size > 1000

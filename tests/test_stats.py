@@ -98,7 +98,7 @@ def test_every_estimate_reports_its_level_and_is_json_ready(name: str) -> None:
     assert isinstance(est, Estimate)
     assert est.ci.level == 0.9
     assert est.n > 0
-    assert set(est.to_dict()) == {"estimate", "ci", "n", "counts"}
+    assert set(est.to_dict()) == {"estimate", "ci", "n", "counts", "reason"}
 
 
 def test_invalid_parameter_error_is_a_config_error_and_a_value_error() -> None:
@@ -587,8 +587,25 @@ def test_empty_or_unidentified_input_is_undefined(make: Callable[[], Estimate]) 
     est = make()
     assert not est.defined
     assert math.isnan(est.ci.low) and math.isnan(est.ci.high)
-    assert est.ci.method  # the reason
+    assert est.reason  # why, in a field of its own: the interval's method is not a reason
+    assert est.ci.method == ""
     assert est.to_dict()["estimate"] is None
+    assert est.to_dict()["reason"] == est.reason
+
+
+def test_an_undefined_estimate_says_why_in_its_reason_and_a_defined_one_has_none() -> None:
+    undefined = Estimate.undefined(3, reason="no items in this slice")
+    assert (undefined.n, undefined.reason, undefined.ci.method) == (3, "no items in this slice", "")
+    assert undefined.to_dict() == {
+        "estimate": None,
+        "ci": {"low": None, "high": None, "level": 0.95, "method": ""},
+        "n": 3,
+        "counts": {},
+        "reason": "no items in this slice",
+    }
+    assert Estimate.undefined().reason == "no data"
+    assert proportion(7, 169).reason is None
+    assert proportion(7, 169).to_dict()["reason"] is None
 
 
 def test_undefined_tests_and_intervals() -> None:

@@ -74,9 +74,15 @@ class EngineOptions(BaseModel):
 
 
 class ThresholdOption(BaseModel):
-    """A pass/warn/fail threshold for every finding of one name."""
+    """A pass/warn/fail threshold for every finding of one name.
 
-    model_config = ConfigDict(extra="forbid")
+    The one check of a configured threshold: the audit applies it to the findings
+    (:func:`_apply_thresholds`) and stores it with each of them, with the status it decides; the
+    card shows what was stored. Strict: ``warn: "0.1"`` or ``higher_is_worse: "yes"`` is an
+    error, not a guess.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     warn: float | None = None
     fail: float | None = None
@@ -517,11 +523,16 @@ def _skipped_rows(datasets: list[Dataset]) -> list[dict[str, Any]]:
 
 
 def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:
+    """``result`` with the configured thresholds in place of the probe's defaults.
+
+    A key ``probe.finding`` beats a key ``finding``. Each finding then decides its status against
+    the threshold it holds, and both are stored with it: the card never judges a finding again.
+    """
     if not overrides:
         return result
     findings = []
     for finding in result.findings:
-        # the more specific key wins, as in the card
+        # the more specific key wins
         option = overrides.get(f"{result.probe}.{finding.name}") or overrides.get(finding.name)
         findings.append(finding if option is None else finding.with_threshold(option.threshold()))
     result.findings = findings

@@ -353,7 +353,7 @@ def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) ->
     explained = []
     for finding in findings:
         if not finding.estimate.defined:
-            reason = f"{finding.estimate.ci.method}; {cause}"
+            reason = f"{finding.estimate.reason or 'no data'}; {cause}"
             finding = dataclasses.replace(
                 finding, estimate=Estimate.undefined(finding.estimate.n, reason=reason)
             )

@@ -1,12 +1,13 @@
 """The Judge Card document: what was tested, what each probe found, and a one-minute summary.
 
 :func:`build_card` reads one run of a run store (no judge call) and returns a plain JSON document
-(validated by ``card.schema.json``); the Markdown and HTML renderers only format it. Each finding's
-status is judged here, against the threshold the card shows next to it: a threshold configured
-for the run (``config["thresholds"]``) or passed to :func:`build_card` replaces the probe's default.
-A *headline* finding is one with a threshold; the overall verdict is the worst *decided* status
-among them (pass, warn, fail): an ``inconclusive`` finding, whose CI straddles a threshold, is shown
-as such and never fails the gate.
+(validated by ``card.schema.json``); the Markdown and HTML renderers only format it. The card
+reads, it does not judge: each finding's threshold (the probe's default, or the one configured for
+the run, which the audit resolved and checked) and its status were decided by the audit and stored
+with the finding (:mod:`judgeprobe.report.stored`); the card shows and counts those. A *headline*
+finding is one with a threshold; the overall verdict is the worst *decided* status among them
+(pass, warn, fail): an ``inconclusive`` finding, whose CI straddles a threshold, is shown as such
+and never fails the gate.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from judgeprobe._version import __version__
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.probes.base import Threshold
 from judgeprobe.report.redact import redact
 from judgeprobe.report.schema import CARD_VERSION
+from judgeprobe.report.stored import StoredFinding, StoredProbeResult, read_result
 from judgeprobe.report.text import fmt_number, humanize, slug
 
 KIND_ORDER = ("agreement", "invariance", "directional", "null")
@@ -73,14 +77,13 @@ COMPLETE_STATES = ("complete", "completed", "done", "finished")
 SKIPPED_ROWS_SHOWN = 100
 """How many of the data rows a run left out the card lists; the run store holds them all."""
 
-ThresholdSource = Literal["probe", "config", "override"]
+ThresholdSource = Literal["probe", "config"]
 
 
 def build_card(
     store: RunStore | str | os.PathLike[str],
     *,
     run_id: int | None = None,
-    thresholds: Mapping[str, Mapping[str, Any]] | None = None,
     secrets: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """The Judge Card of run ``run_id`` (the latest run by default) of ``store``.
@@ -92,9 +95,6 @@ def build_card(
         is written but SQLite's own bookkeeping).
     run_id
         Which run; None takes the latest.
-    thresholds
-        ``{finding name: {"warn", "fail", "higher_is_worse"}}`` overriding the run's configured
-        thresholds and the probes' defaults; a key ``"probe.finding"`` applies to one probe only.
     secrets
         Strings to redact; None takes the values of secret-looking environment variables.
 
@@ -104,9 +104,9 @@ def build_card(
         The card (``card_version`` |CARD_VERSION|), JSON-serializable.
     """
     if isinstance(store, RunStore):
-        return _build_checked(store, run_id, thresholds, secrets)
+        return _build_checked(store, run_id, secrets)
     with open_existing_store(store) as opened:
-        return _build_checked(opened, run_id, thresholds, secrets)
+        return _build_checked(opened, run_id, secrets)
 
 
 def open_existing_store(path: str | os.PathLike[str]) -> RunStore:
@@ -219,32 +219,33 @@ _USAGE_WORDS = {"missing": "not judged"}
 
 # -- building -------------------------------------------------------------------------------------
 def _build_checked(
-    store: RunStore,
-    run_id: int | None,
-    overrides: Mapping[str, Mapping[str, Any]] | None,
-    secrets: Iterable[str] | None,
+    store: RunStore, run_id: int | None, secrets: Iterable[str] | None
 ) -> dict[str, Any]:
     """:func:`_build`; a result whose JSON has the wrong shape (an altered store) is a StoreError.
 
     Everything in a run store was written by an audit, so a value of the wrong type means the file
     was altered or damaged; the error names the run instead of failing deep inside the card.
     """
+    which = "the latest run" if run_id is None else f"run {run_id}"
     try:
-        return _build(store, run_id, overrides, secrets)
+        return _build(store, run_id, secrets)
+    except ValidationError as exc:
+        problem = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors()[:3]
+        )
+        raise StoreError(
+            f"{store.path}: the results of {which} are damaged ({problem}); "
+            "rerun the audit into another --out"
+        ) from exc
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        which = "the latest run" if run_id is None else f"run {run_id}"
         raise StoreError(
             f"{store.path}: the results of {which} are damaged ({type(exc).__name__}: {exc}); "
             "rerun the audit into another --out"
         ) from exc
 
 
-def _build(
-    store: RunStore,
-    run_id: int | None,
-    overrides: Mapping[str, Mapping[str, Any]] | None,
-    secrets: Iterable[str] | None,
-) -> dict[str, Any]:
+def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -> dict[str, Any]:
     if run_id is None:
         latest = store.latest_run()
         if latest is None:
@@ -256,10 +257,12 @@ def _build(
         raise StoreError(f"{store.path}: no run {run_id} in this run store (its runs: {known})")
     config: dict[str, Any] = run["config"] if isinstance(run["config"], dict) else {}
     results = store.results(run_id)
-    table = _threshold_table(config.get("thresholds"), overrides)
-    bodies = [(name, body) for name, body in results.items() if not name.startswith("_")]
-    bodies.sort(key=lambda entry: _kind_rank(str(entry[1].get("kind"))))
-    probes = [_probe(name, body, table, index) for index, (name, body) in enumerate(bodies)]
+    configured = _configured_thresholds(config.get("thresholds"))
+    bodies = [
+        (name, read_result(body)) for name, body in results.items() if not name.startswith("_")
+    ]
+    bodies.sort(key=lambda entry: _kind_rank(entry[1].kind))
+    probes = [_probe(name, body, configured, index) for index, (name, body) in enumerate(bodies)]
     _unique_figure_files(probes)
     state, reason = _state(run, results)
     card: dict[str, Any] = {
@@ -275,7 +278,7 @@ def _build(
             "reason": reason,
         },
         "summary": {},
-        "tested": _tested(config, store, probes, table),
+        "tested": _tested(config, store, probes, configured),
         "probes": probes,
         "usage": _usage(results, probes),
     }
@@ -286,13 +289,13 @@ def _build(
 
 
 def _probe(
-    name: str, body: Mapping[str, Any], table: Mapping[str, dict[str, Any]], index: int
+    name: str, body: StoredProbeResult, configured: Mapping[str, Any], index: int
 ) -> dict[str, Any]:
-    probe_name = str(body.get("probe") or name)
-    kind = str(body.get("kind") or "")
-    findings = [_finding(probe_name, f, table) for f in body.get("findings") or []]
+    probe_name = body.probe or name
+    kind = body.kind
+    findings = [_finding(probe_name, f, configured) for f in body.findings]
     figures = []
-    for spec in body.get("figures") or []:
+    for spec in body.figures:
         figure = dict(spec)
         figure["file"] = f"figures/{slug(probe_name)}-{slug(str(spec.get('name', 'figure')))}"
         figures.append(figure)
@@ -303,54 +306,41 @@ def _probe(
         "kind": kind,
         "question": KIND_QUESTIONS.get(kind, ""),
         "status": _worst(headline) if headline else "info",
-        "params": dict(body.get("params") or {}),
+        "params": dict(body.params),
         "findings": findings,
         "counts": _counts(f["status"] for f in findings),
         "figures": figures,
-        "tables": body.get("tables") or {},
-        "notes": [str(note) for note in body.get("notes") or []],
-        "usage": _probe_usage(body.get("usage") or {}),
+        "tables": dict(body.tables),
+        "notes": list(body.notes),
+        "usage": _probe_usage(body.usage),
     }
 
 
-def _finding(
-    probe: str, raw: Mapping[str, Any], table: Mapping[str, dict[str, Any]]
-) -> dict[str, Any]:
-    name = str(raw.get("name", ""))
-    configured = table.get(f"{probe}.{name}") or table.get(name)
-    threshold: dict[str, Any] | None
-    source: ThresholdSource | None
-    if configured is not None:
-        threshold = {k: configured[k] for k in ("warn", "fail", "higher_is_worse")}
-        source = configured["source"]
-    elif isinstance(raw.get("threshold"), Mapping):
-        threshold = _threshold_dict(raw["threshold"], where=f"{probe}.{name}")
-        source = "probe"
-    else:
-        threshold, source = None, None
-    ci = dict(raw.get("ci") or {})
-    ci.setdefault("low", None)
-    ci.setdefault("high", None)
-    ci.setdefault("level", 0.95)
-    ci.setdefault("method", "")
-    estimate = _number(raw.get("estimate"))
-    test = raw.get("test") if isinstance(raw.get("test"), Mapping) else None
-    status = _status(estimate, ci, threshold, test)
+def _finding(probe: str, stored: StoredFinding, configured: Mapping[str, Any]) -> dict[str, Any]:
+    """The card's entry for one stored finding: what the audit decided, and how sure it is."""
+    threshold = None if stored.threshold is None else stored.threshold.model_dump()
+    source: ThresholdSource | None = None
+    if threshold is not None:
+        # the audit applied the run's configured threshold in place of the probe's default
+        aimed = f"{probe}.{stored.name}" in configured or stored.name in configured
+        source = "config" if aimed else "probe"
+    ci = stored.ci.model_dump()
     finding = {
-        "name": name,
-        "description": str(raw.get("description", "")),
-        "labels": {str(k): str(v) for k, v in (raw.get("labels") or {}).items()},
-        "estimate": estimate,
+        "name": stored.name,
+        "description": stored.description,
+        "labels": dict(stored.labels),
+        "estimate": stored.estimate,
         "ci": ci,
-        "n": int(raw.get("n") or 0),
-        "counts": dict(raw.get("counts") or {}),
+        "n": stored.n,
+        "counts": dict(stored.counts),
+        "reason": stored.reason,
         "threshold": threshold,
         "threshold_source": source,
-        "status": status,
+        "status": stored.status,
         "headline": threshold is not None,
-        "certainty": _certainty(status, ci, threshold),
-        "needed_n": _needed_n(status, estimate, ci, threshold, int(raw.get("n") or 0)),
-        "test": raw.get("test"),
+        "certainty": _certainty(stored.status, ci, threshold),
+        "needed_n": stored.needed_n,
+        "test": None if stored.test is None else stored.test.model_dump(),
     }
     finding["sentence"] = finding_sentence(finding)
     return finding
@@ -374,7 +364,7 @@ def finding_sentence(finding: Mapping[str, Any]) -> str:
     ci = finding.get("ci") or {}
     status = finding.get("status")
     if status == "n/a":
-        reason = ci.get("method") or "no data"
+        reason = finding.get("reason") or "no data"
         return f"{label}: not assessable, n={finding.get('n', 0)} ({reason})"
     numbers = (
         f"{label} {fmt_number(finding.get('estimate'))} "
@@ -415,27 +405,6 @@ def certainty_phrase(finding: Mapping[str, Any]) -> str:
     return "no confidence interval"
 
 
-def _status(
-    estimate: float | None,
-    ci: Mapping[str, Any],
-    threshold: Mapping[str, Any] | None,
-    test: Mapping[str, Any] | None,
-) -> str:
-    """The finding's status from its CI (and the probe's test), as :meth:`Threshold.decide`."""
-    if estimate is None:
-        return "n/a"
-    if threshold is None:
-        return "info"
-    level = _number(ci.get("level"))
-    return _as_threshold(threshold).decide(
-        estimate,
-        _number(ci.get("low")),
-        _number(ci.get("high")),
-        test=test,
-        level=0.95 if level is None else level,
-    )
-
-
 def _certainty(
     status: str, ci: Mapping[str, Any], threshold: Mapping[str, Any] | None
 ) -> str | None:
@@ -451,71 +420,12 @@ def _certainty(
     return "clear" if rule.status(low) == rule.status(high) else "borderline"
 
 
-def _needed_n(
-    status: str,
-    estimate: float | None,
-    ci: Mapping[str, Any],
-    threshold: Mapping[str, Any] | None,
-    n: int,
-) -> int | None:
-    """For an inconclusive finding, the rough count of further units that would likely decide
-    it (:meth:`Threshold.needed_n`); None otherwise."""
-    low, high = _number(ci.get("low")), _number(ci.get("high"))
-    if status != "inconclusive" or threshold is None or None in (estimate, low, high):
-        return None
-    assert estimate is not None and low is not None and high is not None
-    return _as_threshold(threshold).needed_n(estimate, low, high, n)
-
-
 def _as_threshold(threshold: Mapping[str, Any]) -> Threshold:
     return Threshold(
         warn=_number(threshold.get("warn")),
         fail=_number(threshold.get("fail")),
         higher_is_worse=bool(threshold.get("higher_is_worse", True)),
     )
-
-
-def _threshold_dict(raw: Any, *, where: str) -> dict[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(
-            f"threshold for {where} must be a mapping with warn, fail, higher_is_worse"
-        )
-    unknown = set(raw) - {"warn", "fail", "higher_is_worse", "source"}
-    if unknown:
-        raise ConfigError(
-            f"threshold for {where} has unknown keys {sorted(unknown)}; "
-            "use warn, fail and higher_is_worse"
-        )
-    values = {}
-    for key in ("warn", "fail"):
-        value = raw.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ConfigError(
-                f"threshold {key} for {where} must be a number or null, not {value!r}"
-            )
-        values[key] = None if value is None else float(value)
-    higher = raw.get("higher_is_worse", True)
-    if not isinstance(higher, bool):
-        raise ConfigError(f"threshold higher_is_worse for {where} must be true or false")
-    return {"warn": values["warn"], "fail": values["fail"], "higher_is_worse": higher}
-
-
-def _threshold_table(
-    configured: Any, overrides: Mapping[str, Mapping[str, Any]] | None
-) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, Any]] = {}
-    sources: tuple[tuple[Any, ThresholdSource], ...] = (
-        (configured, "config"),
-        (overrides, "override"),
-    )
-    for layer, source in sources:
-        if layer is None:
-            continue
-        if not isinstance(layer, Mapping):
-            raise ConfigError("thresholds must map finding names to {warn, fail, higher_is_worse}")
-        for name, raw in layer.items():
-            table[str(name)] = {**_threshold_dict(raw, where=str(name)), "source": source}
-    return table
 
 
 def _summary(card: Mapping[str, Any]) -> dict[str, Any]:
@@ -617,7 +527,7 @@ def _tested(
     config: Mapping[str, Any],
     store: RunStore,
     probes: Sequence[Mapping[str, Any]],
-    table: Mapping[str, Mapping[str, Any]],
+    configured: Mapping[str, Any],
 ) -> dict[str, Any]:
     fingerprint = str(config.get("judge_fingerprint") or "")
     description = config.get("judge")
@@ -654,10 +564,18 @@ def _tested(
         "data": dict(config.get("data") or {}),
         "probes": probe_params,
         "seed": config.get("seed"),
-        "thresholds": {name: dict(value) for name, value in table.items()},
+        "thresholds": {
+            str(name): {**dict(value), "source": "config"} for name, value in configured.items()
+        },
         "tool_version": str(config.get("tool_version") or ""),
         "command": str(config.get("command") or ""),
     }
+
+
+def _configured_thresholds(configured: Any) -> dict[str, Any]:
+    """The thresholds the run's config set, as configured: the audit checked them and applied
+    them to the findings before it stored them, so the card only lists them."""
+    return dict(configured) if isinstance(configured, Mapping) else {}
 
 
 def _skipped_rows(store: RunStore, run_id: int) -> dict[str, Any]:

@@ -195,7 +195,7 @@ def _probe(probe: Mapping[str, Any]) -> list[str]:
                 humanize(f["name"]),
                 labels_text(f["labels"]),
                 fmt_number(f["estimate"]),
-                interval_text(f["ci"]),
+                interval_text(f["ci"], f.get("reason")),
                 f["n"],
                 threshold_text(f),
                 status_text(f),

@@ -88,10 +88,11 @@ def threshold_text(finding: Mapping[str, Any]) -> str:
     return (", ".join(parts) or "none") + f" ({finding.get('threshold_source')})"
 
 
-def interval_text(ci: Mapping[str, Any]) -> str:
-    """``[low, high] (95% method)``."""
+def interval_text(ci: Mapping[str, Any], reason: str | None = None) -> str:
+    """``[low, high] (95% method)``; an undefined estimate's ``reason`` stands for the method."""
     level = f"{round(float(ci.get('level') or 0.95) * 100):d}%"
-    method = f" {ci['method']}" if ci.get("method") else ""
+    said = ci.get("method") or reason
+    method = f" {said}" if said else ""
     return f"[{fmt_number(ci.get('low'))}, {fmt_number(ci.get('high'))}] ({level}{method})"
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from judgeprobe._atomic import write_atomic
 from judgeprobe.engine.store import RunStore
@@ -27,7 +26,6 @@ def write_card(
     *,
     formats: Sequence[str] = FORMATS,
     run_id: int | None = None,
-    thresholds: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Path]:
     """Build the card of a run store and write it in ``formats``; no judge is called.
 
@@ -44,7 +42,7 @@ def write_card(
         Directory for the card files (created if missing).
     formats
         Any of ``"json"``, ``"md"``, ``"html"``.
-    run_id, thresholds
+    run_id
         As for :func:`~judgeprobe.report.build_card`.
 
     Returns
@@ -59,7 +57,7 @@ def write_card(
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: is a file, not a folder; give a folder for the card files")
-    card = build_card(store, run_id=run_id, thresholds=thresholds)
+    card = build_card(store, run_id=run_id)
     validate_card(card)
     try:
         out.mkdir(parents=True, exist_ok=True)

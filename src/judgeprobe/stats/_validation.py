@@ -105,6 +105,7 @@ def undefined(
     level: float = 0.95,
     counts: Mapping[str, float] | None = None,
 ) -> Estimate:
-    """An undefined estimate (NaN, never a silent zero) that still carries its counts."""
+    """An undefined estimate (NaN, never a silent zero) that still carries its counts, with
+    ``reason`` in :attr:`Estimate.reason`."""
     nan = math.nan
-    return Estimate(nan, ConfidenceInterval(nan, nan, level, reason), n, dict(counts or {}))
+    return Estimate(nan, ConfidenceInterval(nan, nan, level, ""), n, dict(counts or {}), reason)

@@ -39,13 +39,16 @@ class Estimate:
     """A point estimate with its confidence interval, sample size and the counts behind it.
 
     ``n`` is the number of units the estimate is computed from (items, pairs, tuples); ``counts``
-    holds what a reader needs to recompute it (e.g. ``{"k": 7, "n": 169}``).
+    holds what a reader needs to recompute it (e.g. ``{"k": 7, "n": 169}``). ``reason`` says why
+    an undefined estimate could not be computed (None for a defined one); the interval's
+    ``method`` only ever names how an interval was computed.
     """
 
     estimate: float
     ci: ConfidenceInterval
     n: int
     counts: Mapping[str, float] = field(default_factory=dict)
+    reason: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -59,13 +62,21 @@ class Estimate:
             "ci": self.ci.to_dict(),
             "n": self.n,
             "counts": {k: _finite(float(v)) for k, v in self.counts.items()},
+            "reason": self.reason,
         }
 
     @classmethod
     def undefined(cls, n: int = 0, *, reason: str = "no data") -> Estimate:
-        """An estimate that cannot be computed (n = 0); NaN, never a silent zero."""
+        """An estimate that cannot be computed; NaN, never a silent zero, and ``reason`` says why.
+
+        Examples
+        --------
+        >>> undefined = Estimate.undefined(0, reason="no items")
+        >>> undefined.defined, undefined.reason, undefined.ci.method
+        (False, 'no items', '')
+        """
         nan = math.nan
-        return cls(nan, ConfidenceInterval(nan, nan, 0.95, reason), n)
+        return cls(nan, ConfidenceInterval(nan, nan, 0.95, ""), n, reason=reason)
 
     @property
     def defined(self) -> bool:

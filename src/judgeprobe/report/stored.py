@@ -1,0 +1,100 @@
+"""A probe's result as the run store holds it (``ProbeResult.to_dict``), read into typed models.
+
+The audit decides everything a finding says (its threshold, resolved from the probe's default and
+the run's configured thresholds, its status and ``needed_n``) and stores it; the card reads these
+models and shows what they hold, so a card never disagrees with the audit that wrote the store.
+A body of the wrong shape (an altered or damaged store) fails validation here, before any of the
+card is built.
+
+Stores written before an undefined estimate had a ``reason`` of its own kept that reason in
+``ci.method``; :class:`StoredFinding` moves it to ``reason`` when it reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Status = Literal["pass", "warn", "fail", "inconclusive", "info", "n/a"]
+
+
+class _Stored(BaseModel):
+    """Read-only; keys a newer judgeprobe may add are ignored, a wrong type is an error."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class StoredInterval(_Stored):
+    """A confidence interval; ``low`` and ``high`` are None where it could not be computed."""
+
+    low: float | None = None
+    high: float | None = None
+    level: float = 0.95
+    method: str = ""
+
+
+class StoredThreshold(_Stored):
+    """The threshold the audit judged a finding against (the probe's or the configured one)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    warn: float | None = None
+    fail: float | None = None
+    higher_is_worse: bool = True
+
+
+class StoredTest(_Stored):
+    """A probe's own hypothesis test behind a finding."""
+
+    statistic: float | None
+    pvalue: float | None
+    alternative: str
+    null: str
+    n: int
+
+
+class StoredFinding(_Stored):
+    """One finding with the status the audit decided for it."""
+
+    name: str
+    description: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    estimate: float | None = None
+    ci: StoredInterval = Field(default_factory=StoredInterval)
+    n: int = 0
+    counts: dict[str, float | None] = Field(default_factory=dict)
+    reason: str | None = None
+    threshold: StoredThreshold | None = None
+    status: Status
+    needed_n: int | None = None
+    test: StoredTest | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reason_of_an_older_store(cls, data: Any) -> Any:
+        """An undefined estimate of an older store: its reason is its interval's ``method``."""
+        if not isinstance(data, dict) or "reason" in data or data.get("estimate") is not None:
+            return data
+        ci = data.get("ci")
+        if not isinstance(ci, dict) or not ci.get("method"):
+            return data
+        return {**data, "reason": ci["method"], "ci": {**ci, "method": ""}}
+
+
+class StoredProbeResult(_Stored):
+    """Everything one probe of a run found, as the card reads it."""
+
+    probe: str | None = None
+    kind: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
+    findings: list[StoredFinding] = Field(default_factory=list)
+    figures: list[dict[str, Any]] = Field(default_factory=list)
+    tables: dict[str, Any] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+
+
+def read_result(body: Any) -> StoredProbeResult:
+    """The typed result of one stored body; a pydantic ``ValidationError`` when it is malformed."""
+    return StoredProbeResult.model_validate(body)
