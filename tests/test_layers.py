@@ -146,7 +146,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "demo",
         "report",
         "report.card",
-        "report.example",
+        "report.stored",
         "report.figures",
         "report.html",
         "report.markdown",
