@@ -141,9 +141,3 @@ def parse_bins(spec: Sequence[Sequence[Any]]) -> tuple[LengthBin, ...]:
     if not bins or len(set(labels)) != len(labels):
         raise ConfigError(f"length bins need distinct labels and at least one bin, got {labels}")
     return tuple(bins)
-
-
-def check_unit(unit: str) -> LengthUnit:
-    if unit not in LENGTH_UNITS:
-        raise ConfigError(f"length unit must be one of {LENGTH_UNITS}, got {unit!r}")
-    return unit

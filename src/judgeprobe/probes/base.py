@@ -19,7 +19,6 @@ from typing import Any, ClassVar, Literal
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._params import Constraint, check_parameters
-from judgeprobe.stats._validation import check_count, check_level
 from judgeprobe.stats.result import Estimate, TestResult
 
 ProbeKind = Literal["invariance", "directional", "agreement", "null"]
@@ -324,20 +323,6 @@ class Probe:
     def analyze(self, plan: Plan[Any], verdicts: Verdicts) -> ProbeResult:
         """The findings of the complete ``plan``, from its ``verdicts``."""
         raise NotImplementedError
-
-
-def check_interval_options(confidence_level: float, n_resamples: int | None = None) -> None:
-    """Check the interval options probes share, with the checks the statistics themselves use.
-
-    Every probe calls this from its ``__post_init__``, so a bad value is refused when the probe
-    is made (not later, inside a statistic) and in the same words whichever probe it is given
-    to: an :class:`~judgeprobe.stats.InvalidParameterError` (a ``ConfigError``) saying
-    ``confidence_level must be a number strictly between 0 and 1 (e.g. 0.95), got 1.5`` or
-    ``n_resamples must be an integer >= 1, got 0``. ``n_resamples`` None: the probe has none.
-    """
-    check_level(confidence_level)
-    if n_resamples is not None:
-        check_count("n_resamples", n_resamples, minimum=1)
 
 
 def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) -> list[Finding]:
