@@ -51,6 +51,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, bootstrap, logistic_length_controlled_rate
+from judgeprobe.stats.resampling import sample_mean
 
 Candidates = Literal["auto", "models", "position"]
 RATERS = ("judge", "human")
@@ -96,10 +97,6 @@ def outcome_rows(
             rows.x.append(x)
             rows.clusters.append(where)
     return dict(out)
-
-
-def _mean(values: Any, axis: int = -1) -> Any:
-    return np.mean(values, axis=axis)
 
 
 @register_probe
@@ -251,7 +248,7 @@ class LengthControlledWinRateProbe(Probe):
         )
         raw = bootstrap(
             np.asarray(data.y),
-            _mean,
+            sample_mean,
             clusters=data.clusters,
             confidence_level=self.confidence_level,
             seed=seed,

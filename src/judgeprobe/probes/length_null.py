@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import BeforeValidator
 
 from judgeprobe.data.items import Item, PairwiseItem
@@ -91,6 +90,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, bootstrap, clustered_proportion
+from judgeprobe.stats.resampling import mean_difference
 
 NULL_JUDGE_AGREEMENT = Threshold(warn=0.8, fail=0.9, higher_is_worse=True)
 """A judge that agrees with "pick the longer one" this often is hard to tell from it."""
@@ -152,10 +152,6 @@ def matched_rows(
     return rows
 
 
-def _mean_difference(a: NDArray[Any], b: NDArray[Any], axis: int = -1) -> Any:
-    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
-
-
 def bin_result(
     rows: Sequence[MatchedRow], length_bin: LengthBin, *, level: float, seed: int, n_resamples: int
 ) -> BinResult:
@@ -181,7 +177,7 @@ def bin_result(
             np.array([float(r.judge_hit) for r in with_null]),
             np.array([float(bool(r.null_hit)) for r in with_null]),
         ),
-        _mean_difference,
+        mean_difference,
         clusters=[r.cluster for r in with_null],
         confidence_level=level,
         seed=seed,

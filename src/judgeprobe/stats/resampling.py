@@ -373,6 +373,16 @@ def _replicates(
 # Mean and clustered proportion
 
 
+def sample_mean(values: Any, axis: int = -1) -> Any:
+    """The mean along ``axis``: a statistic for :func:`bootstrap` (vectorised over resamples)."""
+    return np.mean(values, axis=axis)
+
+
+def mean_difference(a: Any, b: Any, axis: int = -1) -> Any:
+    """``mean(a) - mean(b)`` along ``axis``, for paired samples in :func:`bootstrap`."""
+    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+
+
 def mean(
     values: ArrayLike,
     *,
