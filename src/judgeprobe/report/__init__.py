@@ -10,9 +10,9 @@ Examples
 >>> print(render_markdown(card))  # doctest: +SKIP
 """
 
-from judgeprobe.report.card import (
+from judgeprobe.report.card import build_card
+from judgeprobe.report.gate import (
     NOTHING_ASSESSED_EXIT,
-    build_card,
     exit_code,
     nothing_assessed,
     overall_status,

@@ -1,0 +1,140 @@
+"""The card's entry for one finding: what the audit decided, how sure it is, and one sentence.
+
+The status and the threshold behind it were decided by the audit and stored with the finding
+(:mod:`judgeprobe.report.stored`); this module only says whether the confidence interval falls
+on one side of the threshold (the finding's *certainty*) and words it for a reader.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from judgeprobe.probes.base import Threshold
+from judgeprobe.report.statuses import SEVERITY
+from judgeprobe.report.stored import StoredFinding
+from judgeprobe.report.text import fmt_number, humanize
+
+ThresholdSource = Literal["probe", "config"]
+
+
+def finding_entry(
+    probe: str, stored: StoredFinding, configured: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The card's entry for one stored finding: what the audit decided, and how sure it is."""
+    threshold = None if stored.threshold is None else stored.threshold.model_dump()
+    source: ThresholdSource | None = None
+    if threshold is not None:
+        # the audit applied the run's configured threshold in place of the probe's default
+        aimed = f"{probe}.{stored.name}" in configured or stored.name in configured
+        source = "config" if aimed else "probe"
+    ci = stored.ci.model_dump()
+    finding = {
+        "name": stored.name,
+        "description": stored.description,
+        "labels": dict(stored.labels),
+        "estimate": stored.estimate,
+        "ci": ci,
+        "n": stored.n,
+        "counts": dict(stored.counts),
+        "reason": stored.reason,
+        "threshold": threshold,
+        "threshold_source": source,
+        "status": stored.status,
+        "headline": threshold is not None,
+        "certainty": _certainty(stored.status, ci, threshold),
+        "needed_n": stored.needed_n,
+        "test": None if stored.test is None else stored.test.model_dump(),
+    }
+    finding["sentence"] = finding_sentence(finding)
+    return finding
+
+
+def finding_sentence(finding: Mapping[str, Any]) -> str:
+    """One sentence a reader understands: estimate, CI, n, status and the threshold behind it.
+
+    Examples
+    --------
+    >>> finding_sentence({"name": "position_bias", "labels": {}, "estimate": 0.18,
+    ...     "ci": {"low": 0.12, "high": 0.25, "level": 0.95}, "n": 120, "status": "fail",
+    ...     "threshold": {"warn": None, "fail": 0.1, "higher_is_worse": True},
+    ...     "certainty": "clear"})
+    'Position bias 0.18 [0.12, 0.25], n=120 — fails (fail >= 0.1); the whole 95% CI is in fail'
+    """
+    labels = finding.get("labels") or {}
+    label = humanize(str(finding.get("name", "")))
+    if labels:
+        label += " (" + ", ".join(f"{k}={v}" for k, v in labels.items()) + ")"
+    ci = finding.get("ci") or {}
+    status = finding.get("status")
+    if status == "n/a":
+        reason = finding.get("reason") or "no data"
+        return f"{label}: not assessable, n={finding.get('n', 0)} ({reason})"
+    numbers = (
+        f"{label} {fmt_number(finding.get('estimate'))} "
+        f"[{fmt_number(ci.get('low'))}, {fmt_number(ci.get('high'))}], n={finding.get('n', 0)}"
+    )
+    threshold = finding.get("threshold")
+    if status == "info" or threshold is None:
+        return f"{numbers} (no threshold; for information)"
+    if status == "inconclusive":
+        described = _as_threshold(threshold).describe()
+        needed = finding.get("needed_n")
+        more = (
+            f"; roughly {needed} more would likely decide it"
+            if isinstance(needed, int) and needed > 0
+            else ""
+        )
+        return f"{numbers} — inconclusive ({described}); {certainty_phrase(finding)}{more}"
+    verb = {"pass": "passes", "warn": "warns", "fail": "fails"}[str(status)]
+    described = _as_threshold(threshold).describe()
+    return f"{numbers} — {verb} ({described}); {certainty_phrase(finding)}"
+
+
+def certainty_phrase(finding: Mapping[str, Any]) -> str:
+    """How sure the status is: whether the whole CI falls on the same side of the thresholds."""
+    ci = finding.get("ci") or {}
+    level = f"{round(float(ci.get('level') or 0.95) * 100):d}%"
+    certainty = finding.get("certainty")
+    if finding.get("status") == "inconclusive" and certainty == "clear":
+        return f"the {level} CI is decided, but the probe's own test does not reject its null"
+    if certainty == "clear":
+        return f"the whole {level} CI is in {finding.get('status')}"
+    if certainty == "borderline":
+        threshold = _as_threshold(finding["threshold"])
+        ends = {threshold.status(float(ci["low"])), threshold.status(float(ci["high"]))}
+        status = str(finding["status"])
+        ordered = sorted(ends | ({status} & set(SEVERITY)), key=SEVERITY.__getitem__)
+        return f"borderline: the {level} CI spans {ordered[0]} to {ordered[-1]}"
+    return "no confidence interval"
+
+
+def _certainty(
+    status: str, ci: Mapping[str, Any], threshold: Mapping[str, Any] | None
+) -> str | None:
+    """``clear`` when both ends of the CI fall in one band, ``borderline`` when the CI crosses
+    a threshold (a warn beyond warn that reaches into fail, or an inconclusive finding),
+    ``unknown`` without a CI; None for findings without a threshold."""
+    if threshold is None or status not in (*SEVERITY, "inconclusive"):
+        return None
+    low, high = _number(ci.get("low")), _number(ci.get("high"))
+    if low is None or high is None:
+        return "unknown"
+    rule = _as_threshold(threshold)
+    return "clear" if rule.status(low) == rule.status(high) else "borderline"
+
+
+def _as_threshold(threshold: Mapping[str, Any]) -> Threshold:
+    return Threshold(
+        warn=_number(threshold.get("warn")),
+        fail=_number(threshold.get("fail")),
+        higher_is_worse=bool(threshold.get("higher_is_worse", True)),
+    )
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return None if math.isnan(number) or math.isinf(number) else number

@@ -1,0 +1,115 @@
+"""The Judge Card as a CI gate: its overall status, its exit code, and whether it assessed anything.
+
+These read a built card (a plain mapping) and decide nothing about the findings: the audit
+decided each one's status; the gate only ranks them and says when there was nothing to rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from judgeprobe.errors import ConfigError
+from judgeprobe.report.statuses import SEVERITY, worst
+from judgeprobe.report.usage import USAGE_KEYS
+
+
+def overall_status(card: Mapping[str, Any]) -> str:
+    """The worst decided status among the card's headline findings: pass, warn or fail.
+
+    Inconclusive findings do not count; ``inconclusive`` when every headline finding is, ``n/a``
+    when there is none.
+
+    Examples
+    --------
+    >>> card = {"probes": [{"findings": [{"headline": True, "status": "warn"},
+    ...                                  {"headline": False, "status": "info"}]}]}
+    >>> overall_status(card)
+    'warn'
+    """
+    statuses = [
+        str(finding["status"])
+        for probe in card.get("probes", [])
+        for finding in probe.get("findings", [])
+        if finding.get("headline")
+    ]
+    return worst(statuses)
+
+
+def exit_code(card: Mapping[str, Any], fail_on: str = "fail") -> int:
+    """The process exit code for CI: 1 when the overall status is ``fail_on`` or worse, else 0.
+
+    ``fail_on="warn"`` makes warnings break the build too. A card that assessed nothing (see
+    :func:`nothing_assessed`) gives :data:`NOTHING_ASSESSED_EXIT` (4): a gate must not pass on a
+    run that measured nothing.
+
+    Examples
+    --------
+    >>> card = {"probes": [{"findings": [{"headline": True, "status": "warn"}],
+    ...                     "usage": {"requests": 1, "ok": 1}}]}
+    >>> exit_code(card), exit_code(card, fail_on="warn")
+    (0, 1)
+    >>> exit_code({"probes": []})
+    4
+    """
+    if fail_on not in ("warn", "fail"):
+        raise ConfigError(f"fail_on must be 'warn' or 'fail', not {fail_on!r}")
+    if nothing_assessed(card, fail_on=fail_on) is not None:
+        return NOTHING_ASSESSED_EXIT
+    status = overall_status(card)
+    return int(status in SEVERITY and SEVERITY[status] >= SEVERITY[fail_on])
+
+
+NOTHING_ASSESSED_EXIT = 4
+"""The exit code of an audit (or ``judgeprobe card``) whose card assessed nothing."""
+
+
+def nothing_assessed(card: Mapping[str, Any], *, fail_on: str = "never") -> str | None:
+    """Why the card assessed nothing, in one line; None when it assessed something.
+
+    A card assessed nothing when
+
+    - no probe ran (the run holds no probe result), or
+    - the probes' requests got no usable (``ok``) verdict: every call failed, every answer was
+      unparseable, or every input was skipped for the judge's context window, or
+    - no finding could be computed (every one is ``n/a``), or
+    - with a gate (``fail_on`` ``"warn"`` or ``"fail"``), no headline finding is pass, warn,
+      fail or inconclusive, so the gate would have nothing to judge (an inconclusive finding
+      was measured: it passes the gate, and the card says what would decide it).
+
+    Examples
+    --------
+    >>> nothing_assessed({"probes": []})
+    'no probe ran'
+    >>> failed = {"findings": [], "usage": {"requests": 3, "error": 3}}
+    >>> nothing_assessed({"probes": [failed]})
+    'no judge request got a usable verdict (error: 3)'
+    """
+    probes: Sequence[Mapping[str, Any]] = card.get("probes") or []
+    if not probes:
+        return "no probe ran"
+    usage = {
+        key: sum(int((p.get("usage") or {}).get(key, 0) or 0) for p in probes) for key in USAGE_KEYS
+    }
+    if usage["requests"] > 0 and usage["ok"] == 0:
+        failures = {k: usage[k] for k in ("error", "unparseable", "skipped", "missing") if usage[k]}
+        if set(failures) == {"skipped"}:
+            return (
+                f"every input was skipped ({usage['skipped']}): each exceeds the judge's "
+                "context window, and inputs are never truncated"
+            )
+        named = ", ".join(f"{_USAGE_WORDS.get(k, k)}: {v}" for k, v in failures.items())
+        return f"no judge request got a usable verdict ({named})"
+    findings = [f for p in probes for f in p.get("findings") or []]
+    if not findings:
+        return "the probes reported no finding"
+    if all(f.get("status") == "n/a" for f in findings):
+        return f"no finding could be computed (all {len(findings)} are n/a)"
+    if fail_on in SEVERITY and not any(
+        f.get("headline") and f.get("status") in (*SEVERITY, "inconclusive") for f in findings
+    ):
+        return f"no headline finding could be assessed, so fail_on={fail_on} has nothing to judge"
+    return None
+
+
+_USAGE_WORDS = {"missing": "not judged"}

@@ -1,0 +1,113 @@
+"""The card's one-minute summary: the headline, the tallies, and a sentence per probe and kind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from judgeprobe.report.gate import overall_status
+from judgeprobe.report.sections import KIND_QUESTIONS
+from judgeprobe.report.statuses import kind_rank, tally, worst
+
+STATUS_ORDER = ("fail", "warn", "inconclusive", "n/a", "pass", "info")
+EVIDENCE_ORDER = ("fail", "warn", "pass", "inconclusive", "n/a", "info")
+"""Which finding speaks for a probe in the summary: the worst decided one (the probe's status),
+an inconclusive one only when none is decided."""
+
+
+def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary of a card whose probes and run are built: headline, tallies, statements."""
+    probes: Sequence[Mapping[str, Any]] = card["probes"]
+    statements = [
+        {
+            "probe": probe["name"],
+            "kind": probe["kind"],
+            "finding": finding["name"],
+            "labels": finding["labels"],
+            "status": finding["status"],
+            "certainty": finding["certainty"],
+            "sentence": finding["sentence"],
+        }
+        for probe in probes
+        for finding in probe["findings"]
+        if finding["headline"]
+    ]
+    statements.sort(key=lambda s: (STATUS_ORDER.index(s["status"]), kind_rank(str(s["kind"]))))
+    counts = tally(s["status"] for s in statements)
+    counts["info"] = sum(p["counts"]["info"] for p in probes)
+    overall = overall_status(card)
+    kinds = sorted({p["kind"] for p in probes}, key=kind_rank)
+    return {
+        "overall": overall,
+        "headline": _headline(overall, counts, statements, card["run"]),
+        "counts": counts,
+        "probes": [
+            {
+                "name": p["name"],
+                "id": p["id"],
+                "kind": p["kind"],
+                "status": p["status"],
+                "sentence": _probe_sentence(p),
+            }
+            for p in probes
+        ],
+        "kinds": [
+            {
+                "kind": kind,
+                "question": KIND_QUESTIONS.get(kind, ""),
+                "probes": [p["name"] for p in probes if p["kind"] == kind],
+                "status": worst([p["status"] for p in probes if p["kind"] == kind]),
+            }
+            for kind in kinds
+        ],
+        "statements": statements,
+    }
+
+
+def _headline(
+    overall: str, counts: Mapping[str, int], statements: Sequence[Mapping[str, Any]], run: Any
+) -> str:
+    """The one-line verdict: the tallies, the borderline share of the flagged, an incomplete run."""
+    assessed = counts["pass"] + counts["warn"] + counts["fail"]
+    if assessed == 0 and counts["inconclusive"]:
+        text = "INCONCLUSIVE: no headline check is decided by its evidence"
+    elif assessed == 0:
+        text = "No headline finding could be assessed"
+    else:
+        parts = [f"{counts['fail']} of {assessed} checks fail"]
+        if counts["warn"]:
+            parts.append(f"{counts['warn']} warn")
+        parts.append(f"{counts['pass']} pass")
+        text = f"{overall.upper()}: " + ", ".join(parts)
+    if counts["inconclusive"]:
+        text += (
+            f"; {counts['inconclusive']} inconclusive"
+            " (the confidence interval straddles a threshold)"
+        )
+    if counts["n/a"]:
+        text += f"; {counts['n/a']} could not be assessed"
+    text += "."
+    flagged = [s for s in statements if s["status"] in ("warn", "fail")]
+    borderline = sum(s["certainty"] == "borderline" for s in flagged)
+    if flagged:
+        verb = "is" if borderline == 1 else "are"
+        text += (
+            f" {borderline} of the {len(flagged)} failing or warning checks {verb} borderline"
+            " (the confidence interval crosses a threshold)."
+        )
+    if run["state"] != "complete":
+        text += f" The run is incomplete ({run['reason']}): findings cover only what was judged."
+    return text
+
+
+def _probe_sentence(probe: Mapping[str, Any]) -> str:
+    """The sentence of the finding that speaks for the probe, and how many more it has."""
+    findings = probe["findings"]
+    headline = [f for f in findings if f["headline"]]
+    pool = headline or findings
+    if not pool:
+        return "No findings."
+    worst = min(pool, key=lambda f: EVIDENCE_ORDER.index(f["status"]))
+    rest = len(pool) - 1
+    tail = f" (+{rest} more {'check' if headline else 'finding'}{'s' if rest != 1 else ''})"
+    return str(worst["sentence"]) + (tail if rest else "")
