@@ -78,6 +78,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "engine.lock",
         "engine.progress",
         "engine.store",
+        "engine.store_plans",
+        "engine.store_skipped",
         "judges",
         "judges.base",
         "judges.callable",
