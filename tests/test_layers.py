@@ -112,6 +112,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "probes._agreement_data",
         "probes._agreement_findings",
         "probes._baselines",
+        "probes._bypass_design",
+        "probes._bypass_tally",
         "probes._decisions",
         "probes._length",
         "probes._pairwise",
