@@ -91,6 +91,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "judges.recorded",
         "judges.registry",
         "judges.transformers_judge",
+        "judges.transformers_loading",
         "data",
         "data._records",
         "data._votes",
