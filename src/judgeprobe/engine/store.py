@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgeprobe import _codec
 from judgeprobe._hashing import canonical_json
+from judgeprobe.engine.store_plans import PLANS_SCHEMA, PlanStore
+from judgeprobe.engine.store_skipped import SKIPPED_ROWS_SCHEMA, SkippedRowsStore
 from judgeprobe.errors import StoreError
-from judgeprobe.plan import Plan, ProbeContext, Role, check_role
 from judgeprobe.redaction import Redactor
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
@@ -36,43 +36,8 @@ SCHEMA_VERSION = 3
 """1: verdicts, runs and results; 2: adds ``skipped_rows`` (the data rows each run left out);
 3: adds ``plans`` and ``plan_roles`` (each probe's plan: its design and its requests by role)."""
 
-_SKIPPED_ROWS = """
-CREATE TABLE IF NOT EXISTS skipped_rows (
-    run_id INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    dataset TEXT NOT NULL,
-    path TEXT NOT NULL,
-    data_row INTEGER,
-    data_column TEXT,
-    reason TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-"""
 
-_PLANS = """
-CREATE TABLE IF NOT EXISTS plans (
-    run_id INTEGER NOT NULL,
-    probe TEXT NOT NULL,
-    stage INTEGER NOT NULL,
-    context TEXT NOT NULL,
-    design TEXT NOT NULL,
-    PRIMARY KEY (run_id, probe)
-);
-CREATE TABLE IF NOT EXISTS plan_roles (
-    run_id INTEGER NOT NULL,
-    probe TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    key TEXT NOT NULL,
-    judge TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    fields TEXT NOT NULL,
-    PRIMARY KEY (run_id, probe, seq)
-);
-"""
-
-_MIGRATIONS: dict[int, str] = {1: _SKIPPED_ROWS, 2: _PLANS}
+_MIGRATIONS: dict[int, str] = {1: SKIPPED_ROWS_SCHEMA, 2: PLANS_SCHEMA}
 """The script that takes a store from schema ``version`` to ``version + 1``."""
 
 _SCHEMA_1 = """
@@ -113,7 +78,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
-_SCHEMA = _SCHEMA_1 + _SKIPPED_ROWS + _PLANS
+_SCHEMA = _SCHEMA_1 + SKIPPED_ROWS_SCHEMA + PLANS_SCHEMA
 """Every table of the current schema; ``IF NOT EXISTS`` leaves an existing store's data alone."""
 
 _COLUMNS = (
@@ -132,8 +97,12 @@ _TABLES: dict[str, tuple[str, ...]] = {
 _FRESH_START = "use another --out, or delete the file to start afresh"
 
 
-class RunStore:
+class RunStore(PlanStore, SkippedRowsStore):
     """A SQLite run store. Use as a context manager, or call :meth:`close`.
+
+    The plans (:class:`~judgeprobe.engine.store_plans.PlanStore`) and the data rows each run
+    left out (:class:`~judgeprobe.engine.store_skipped.SkippedRowsStore`) have their own
+    modules; their methods are the store's.
 
     Examples
     --------
@@ -455,140 +424,6 @@ class RunStore:
             return _verdict(row)
         except (TypeError, ValueError, KeyError) as exc:
             raise self._damaged(f"verdict {row[0]!r}", exc) from exc
-
-    # -- plans ------------------------------------------------------------------------------
-    def put_plan(self, run_id: int, name: str, plan: Plan[Any]) -> None:
-        """Store the complete plan of probe ``name`` in run ``run_id``, in one transaction.
-
-        The design and context go in as design JSON (:mod:`judgeprobe._codec`), each request
-        under its role; :meth:`plan` reads them back, so the run can be analysed again from
-        this file alone (:func:`judgeprobe.running.reanalyze`).
-        """
-        for request in plan.requests.values():
-            self.register_rubric(request.rubric)
-        roles = [
-            (
-                run_id,
-                name,
-                seq,
-                canonical_json(list(role)),
-                request.key,
-                request.judge,
-                request.rubric.hash,
-                request.trial,
-                canonical_json([(f, self.redactor.text(t)) for f, t in request.fields]),
-            )
-            for seq, (role, request) in enumerate(plan.requests.items())
-        ]
-        head = (
-            run_id,
-            name,
-            plan.stage,
-            self.redactor.text(_codec.dumps(plan.context)),
-            self.redactor.text(_codec.dumps(plan.design)),
-        )
-        self._execute("BEGIN")
-        try:
-            self._db.execute("DELETE FROM plan_roles WHERE run_id = ? AND probe = ?", head[:2])
-            self._db.execute("INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?, ?)", head)
-            self._db.executemany("INSERT INTO plan_roles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", roles)
-        except sqlite3.Error as exc:
-            self._db.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._execute("COMMIT")
-
-    def plan(self, run_id: int, name: str) -> Plan[Any] | None:
-        """The plan of probe ``name`` stored with run ``run_id``; None when none was stored
-        (a run by an older judgeprobe, or one stopped before the probe finished)."""
-        rows = self._rows(
-            "SELECT probe, stage, context, design FROM plans WHERE run_id = ? AND probe = ?",
-            (run_id, name),
-        )
-        if not rows:
-            return None
-        probe, stage, context_text, design_text = rows[0]
-        what = f"the plan of probe {name!r} in run {run_id}"
-        try:
-            context = _codec.decode(_codec.loads(context_text))
-            design = _codec.decode(_codec.loads(design_text))
-        except (_codec.CodecError, TypeError, ValueError) as exc:
-            raise self._damaged(what, exc) from exc
-        if not isinstance(context, ProbeContext) or not isinstance(stage, int):
-            raise self._damaged(what, TypeError("no probe context or stage"))
-        rubrics = self.rubrics()
-        requests: dict[Role, Request] = {}
-        for role_text, key, judge, rubric_hash, trial, fields_text in self._rows(
-            "SELECT role, key, judge, rubric, trial, fields FROM plan_roles "
-            "WHERE run_id = ? AND probe = ? ORDER BY seq",
-            (run_id, name),
-        ):
-            try:
-                role = tuple(json.loads(role_text))
-                check_role(role)
-                fields = tuple((str(f), str(t)) for f, t in json.loads(fields_text))
-                request = Request(str(judge), rubrics[str(rubric_hash)], fields, int(trial))
-            except (TypeError, ValueError, KeyError) as exc:
-                raise self._damaged(f"{what}, role {role_text}", exc) from exc
-            if request.key != key:
-                raise self._damaged(
-                    f"{what}, role {role_text}",
-                    ValueError(f"its request hashes to {request.key}, not to {key}"),
-                )
-            requests[role] = request
-        return Plan(str(probe), context, design, requests, stage)
-
-    # -- data rows left out -------------------------------------------------------------------
-    def put_skipped_rows(self, run_id: int, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Record the data rows run ``run_id`` left out, in one transaction.
-
-        Each row is a mapping with ``dataset`` (its name), ``path``, ``row`` (1-based data row,
-        or None), ``column`` (or None) and ``reason``, as a loader's skipped rows give them.
-        """
-        first = self.count_skipped_rows(run_id)
-        values = [
-            (
-                run_id,
-                first + n,
-                self.redactor.text(str(r["dataset"])),
-                self.redactor.text(str(r["path"])),
-                None if r.get("row") is None else int(r["row"]),
-                None if r.get("column") is None else self.redactor.text(str(r["column"])),
-                self.redactor.text(str(r["reason"])),
-            )
-            for n, r in enumerate(rows)
-        ]
-        if not values:
-            return
-        self._execute("BEGIN")
-        try:
-            self._db.executemany("INSERT INTO skipped_rows VALUES (?, ?, ?, ?, ?, ?, ?)", values)
-        except sqlite3.Error as exc:
-            self._db.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._execute("COMMIT")
-
-    def count_skipped_rows(self, run_id: int) -> int:
-        """How many data rows run ``run_id`` left out."""
-        rows = self._rows("SELECT COUNT(*) FROM skipped_rows WHERE run_id = ?", (run_id,))
-        return int(rows[0][0])
-
-    def skipped_rows(self, run_id: int, *, limit: int | None = None) -> list[dict[str, Any]]:
-        """The data rows run ``run_id`` left out, in the order recorded (the first ``limit``)."""
-        rows = self._rows(
-            "SELECT dataset, path, data_row, data_column, reason FROM skipped_rows "
-            "WHERE run_id = ? ORDER BY seq LIMIT ?",
-            (run_id, -1 if limit is None else limit),
-        )
-        return [
-            {"dataset": d, "path": p, "row": r, "column": c, "reason": why}
-            for d, p, r, c, why in rows
-        ]
 
 
 def _row(request: Request, verdict: Verdict, fields: Sequence[tuple[str, str]]) -> tuple[Any, ...]:

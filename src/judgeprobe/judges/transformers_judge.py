@@ -33,9 +33,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from judgeprobe._hashing import content_hash, file_hash
-from judgeprobe.errors import ConfigError, FatalJudgeError, MissingDependencyError
+from judgeprobe._hashing import content_hash
+from judgeprobe.errors import ConfigError
 from judgeprobe.judges.base import InProcessJudge
+from judgeprobe.judges.transformers_loading import (
+    config_dtype,
+    ensure_pad_token,
+    folder_hash,
+    from_pretrained,
+    import_torch,
+    import_transformers,
+    transformers_at_least,
+)
 from judgeprobe.request import Request
 from judgeprobe.rubrics import DecisionRule, Rubric, builtin_rubric
 from judgeprobe.verdict import Verdict
@@ -56,7 +65,10 @@ _LENGTH_CACHE_SIZE = 200_000
 _COUNT_BATCH = 512
 _CPU_TOKENS_PER_BATCH = 1024
 _GPU_TOKENS_PER_BATCH = 8192
-_SKIPPED_FILES = (".md", ".gitattributes", ".lock")
+
+_import_transformers = import_transformers
+_import_torch = import_torch
+"""The loading functions under their private names, for code that imports them from here."""
 
 
 def reward_model_rubric(threshold: float = 0.0, *, template: str | None = None) -> Rubric:
@@ -238,7 +250,7 @@ class TransformersJudge(InProcessJudge):
         """The revision asked for, the cached commit, or a hash of a local folder's files."""
         if self._resolved_revision is None:
             if self._local:
-                self._resolved_revision = "files:" + _folder_hash(Path(self.model_ref))
+                self._resolved_revision = "files:" + folder_hash(Path(self.model_ref))
             else:
                 commit = getattr(self.config, "_commit_hash", None)
                 self._resolved_revision = self.revision or commit or "unpinned"
@@ -251,7 +263,7 @@ class TransformersJudge(InProcessJudge):
         if self._config is None:
             with self._load_lock:
                 if self._config is None:
-                    transformers = _import_transformers()
+                    transformers = import_transformers()
                     self._config = self._from_pretrained(transformers.AutoConfig)
                     self._label = self._resolve_label(self._config)
         return self._config
@@ -262,9 +274,9 @@ class TransformersJudge(InProcessJudge):
         if self._tokenizer is None:
             with self._load_lock:
                 if self._tokenizer is None:
-                    transformers = _import_transformers()
+                    transformers = import_transformers()
                     tokenizer = self._from_pretrained(transformers.AutoTokenizer)
-                    self._batchable = _ensure_pad_token(tokenizer, self.config)
+                    self._batchable = ensure_pad_token(tokenizer, self.config)
                     tokenizer.padding_side = "right"
                     self._tokenizer = tokenizer
         return self._tokenizer
@@ -286,10 +298,10 @@ class TransformersJudge(InProcessJudge):
     def _load_model(self) -> Any:
         import inspect
 
-        torch = _import_torch()
-        transformers = _import_transformers()
+        torch = import_torch()
+        transformers = import_transformers()
         tokenizer = self.tokenizer
-        dtype_kwarg = "dtype" if _transformers_at_least(transformers, 4, 56) else "torch_dtype"
+        dtype_kwarg = "dtype" if transformers_at_least(transformers, 4, 56) else "torch_dtype"
         model = self._from_pretrained(
             transformers.AutoModelForSequenceClassification,
             **{dtype_kwarg: getattr(torch, self.dtype)},
@@ -315,28 +327,14 @@ class TransformersJudge(InProcessJudge):
         return model
 
     def _from_pretrained(self, factory: Any, **kwargs: Any) -> Any:
-        # transformers' own "Loading weights" bar would cut through the engine's progress display.
-        logging = _import_transformers().utils.logging
-        shown = logging.is_progress_bar_enabled()
-        logging.disable_progress_bar()
-        try:
-            return factory.from_pretrained(
-                self.model_ref,
-                revision=self.revision,
-                local_files_only=self.local_files_only,
-                **kwargs,
-            )
-        except (OSError, ValueError, KeyError) as exc:
-            raise FatalJudgeError(
-                f"cannot load {self.model_name!r} with {factory.__name__}: {exc}. Check the model "
-                "id or folder (a folder needs config, weights and tokenizer files from "
-                "save_pretrained); another custom architecture must be registered with "
-                "AutoModelForSequenceClassification before loading (OpenAssistant's Pythia "
-                "reward models, gpt_neox_reward_model, are known already)"
-            ) from exc
-        finally:
-            if shown:
-                logging.enable_progress_bar()
+        return from_pretrained(
+            factory,
+            self.model_ref,
+            name=self.model_name,
+            revision=self.revision,
+            local_files_only=self.local_files_only,
+            **kwargs,
+        )
 
     def _resolve_label(self, config: Any) -> int:
         if isinstance(self.label_index, int):
@@ -368,7 +366,7 @@ class TransformersJudge(InProcessJudge):
             if self.requested_device is not None:
                 self._device = self.requested_device
             else:
-                self._device = "cuda" if _import_torch().cuda.is_available() else "cpu"
+                self._device = "cuda" if import_torch().cuda.is_available() else "cpu"
         return self._device
 
     @property
@@ -380,7 +378,7 @@ class TransformersJudge(InProcessJudge):
             elif self.device == "cpu":
                 self._dtype = "float32"
             else:
-                stored = str(_config_dtype(self.config) or "float32").removeprefix("torch.")
+                stored = str(config_dtype(self.config) or "float32").removeprefix("torch.")
                 self._dtype = stored if stored in _DTYPES else "float32"
         return self._dtype
 
@@ -505,7 +503,7 @@ class TransformersJudge(InProcessJudge):
 
     def _run(self, requests: Sequence[Request], lengths: Sequence[int]) -> list[Verdict]:
         """One forward pass; a batch that runs out of GPU memory is split in halves."""
-        torch = _import_torch()
+        torch = import_torch()
         try:
             started = time.perf_counter()
             logits = self._forward(requests)
@@ -524,7 +522,7 @@ class TransformersJudge(InProcessJudge):
         ]
 
     def _forward(self, requests: Sequence[Request]) -> list[list[float]]:
-        torch = _import_torch()
+        torch = import_torch()
         model = self.model
         inputs = [self.model_inputs(r) for r in requests]
         texts = [text for text, _ in inputs]
@@ -583,72 +581,3 @@ def _softmax(values: Sequence[float]) -> list[float]:
     exps = [math.exp(v - top) for v in values]
     total = sum(exps)
     return [e / total for e in exps]
-
-
-def _ensure_pad_token(tokenizer: Any, config: Any) -> bool:
-    """Give the tokenizer the model's pad token where it lacks one; False when none exists.
-
-    Without a pad token inputs cannot be padded, so the judge runs them one at a time rather than
-    invent a pad token that could change what a decoder model reads as the last token.
-    """
-    if tokenizer.pad_token_id is not None:
-        return True
-    pad_id = getattr(config, "pad_token_id", None)
-    if isinstance(pad_id, int):
-        tokenizer.pad_token = tokenizer.convert_ids_to_tokens(pad_id)
-        return True
-    return False
-
-
-def _config_dtype(config: Any) -> Any:
-    value = config.__dict__.get("dtype")
-    return value if value is not None else config.__dict__.get("torch_dtype")
-
-
-def _folder_hash(folder: Path) -> str:
-    """A hash of a model folder's files (weights, config, tokenizer), names included."""
-    entries = sorted(
-        p
-        for p in folder.iterdir()
-        if p.is_file() and not p.name.startswith(".") and not p.name.endswith(_SKIPPED_FILES)
-    )
-    return content_hash([[p.name, _cached_file_hash(p)] for p in entries])
-
-
-_FILE_HASHES: dict[tuple[str, int, int], str] = {}
-
-
-def _cached_file_hash(path: Path) -> str:
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _FILE_HASHES:
-        _FILE_HASHES[key] = file_hash(str(path))
-    return _FILE_HASHES[key]
-
-
-def _transformers_at_least(module: Any, major: int, minor: int) -> bool:
-    parts = str(module.__version__).split(".")
-    try:
-        return (int(parts[0]), int(parts[1])) >= (major, minor)
-    except (IndexError, ValueError):
-        return True
-
-
-def _import_transformers() -> Any:
-    """transformers, with OpenAssistant's Pythia reward-model architecture registered."""
-    try:
-        import transformers
-    except ImportError as exc:
-        raise MissingDependencyError("transformers", extra="transformers") from exc
-    from judgeprobe.judges.pythia_reward import register_pythia_reward_model
-
-    register_pythia_reward_model(transformers, _import_torch())
-    return transformers
-
-
-def _import_torch() -> Any:
-    try:
-        import torch
-    except ImportError as exc:
-        raise MissingDependencyError("torch", extra="transformers") from exc
-    return torch

@@ -27,6 +27,9 @@ Two stages, as the cluster probe: :meth:`BypassProbe.plan` asks for the base req
 :meth:`BypassProbe.refine` sorts the items into classes, conditions them on the judge's base
 decisions and draws the concatenations once those are known. Items without an ok base score are
 excluded and counted.
+
+The design and the roles of the requests are in :mod:`judgeprobe.probes._bypass_design`, the
+counts behind the findings in :mod:`judgeprobe.probes._bypass_tally`.
 """
 
 from __future__ import annotations
@@ -34,13 +37,29 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal, get_args
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
+from judgeprobe.probes._bypass_design import (
+    CLASS_SOURCES,
+    EMPTY,
+    NEGATIVE,
+    NO_SCORE,
+    POSITIONS,
+    POSITIVE,
+    BypassDesign,
+    ClassSource,
+    Position,
+    bypass_role,
+    false_alarm_role,
+    has_position,
+    place,
+)
+from judgeprobe.probes._bypass_tally import Tally, interval_row, skip_note, tally_roles
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
@@ -78,82 +97,19 @@ from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, clustered_proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
-from judgeprobe.verdict import VerdictStatus
 
-Position = Literal["first", "middle", "last"]
-ClassSource = Literal["auto", "human", "judge"]
-
-POSITIONS: tuple[Position, ...] = get_args(Position)
-CLASS_SOURCES: tuple[ClassSource, ...] = get_args(ClassSource)
-
-POSITIVE, NEGATIVE = "positive", "negative"
-EMPTY = "empty_response"
-NO_SCORE = "no_base_score"
-
-
-def place(positive: str, fillers: Sequence[str], position: Position) -> list[str]:
-    """The part ids of one concatenation: ``positive`` put among ``fillers`` at ``position``.
-
-    ``middle`` puts it after k // 2 of the k parts: with k = 3 one filler comes before it and one
-    after, with k = 4 two before and one after; k = 2 has no middle (see :func:`has_position`).
-
-    Examples
-    --------
-    >>> place("p", ["a", "b", "c"], "middle")
-    ['a', 'b', 'p', 'c']
-    >>> place("p", ["a"], "first"), place("p", ["a"], "last")
-    (['p', 'a'], ['a', 'p'])
-    """
-    rest = list(fillers)
-    if position == "first":
-        return [positive, *rest]
-    if position == "last":
-        return [*rest, positive]
-    at = (len(rest) + 1) // 2
-    return [*rest[:at], positive, *rest[at:]]
-
-
-def has_position(k: int, position: Position) -> bool:
-    """Whether a k-concatenation has ``position`` distinct from first and last (middle: k >= 3)."""
-    return position != "middle" or k >= 3
-
-
-@dataclass(frozen=True, slots=True)
-class BypassDesign:
-    """The items, where their classes come from and, once drawn, the concatenations.
-
-    The first stage has the items, the class source and the human label scale (``drawn``
-    False); :meth:`BypassProbe.refine` adds the classes, the eligible items and the drawn
-    concatenations, from the judge's base decisions.
-    """
-
-    items: tuple[PointwiseItem, ...]
-    source: Literal["human", "judge"]
-    human_scale: tuple[float, float] | None
-    drawn: bool = False
-    positives: tuple[str, ...] = ()
-    """Positive items the judge decides positive on their own (sorted ids)."""
-    negatives: tuple[str, ...] = ()
-    """Negative items the judge decides negative on their own: the fillers (sorted ids)."""
-    anchors: tuple[str, ...] = ()
-    """The negative items whose all-negative concatenations measure false alarms."""
-    fillers: Mapping[tuple[str, int], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    """(positive id, k) -> the drawn ordered tuples of k - 1 negative ids."""
-    mirror: Mapping[tuple[str, int], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    """(anchor id, k) -> the drawn ordered tuples of k - 1 other negative ids."""
-    conditioning: tuple[Mapping[str, str | int], ...] = ()
-    classes: Mapping[str, int] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-def bypass_role(k: int, position: Position, positive: str, index: int) -> Role:
-    """The role of ``positive`` at ``position`` among its ``index``-th drawn k - 1 fillers."""
-    return ("bypass", k, position, positive, index)
-
-
-def false_alarm_role(k: int, anchor: str, index: int) -> Role:
-    """The role of ``anchor`` followed by its ``index``-th drawn k - 1 other negative items."""
-    return ("false_alarm", k, anchor, index)
+__all__ = [
+    "CLASS_SOURCES",
+    "POSITIONS",
+    "BypassDesign",
+    "BypassProbe",
+    "ClassSource",
+    "Position",
+    "bypass_role",
+    "false_alarm_role",
+    "has_position",
+    "place",
+]
 
 
 @register_probe
@@ -454,20 +410,20 @@ class BypassProbe(Probe):
                 if not has_position(k, position):
                     continue
                 roles = [(role, unit) for role, unit, _ in self._bypasses(design, k, position)]
-                tally = _tally(verdicts, roles, rule.negative)
+                tally = tally_roles(verdicts, roles, rule.negative)
                 for unit, hit in zip(tally.units, tally.hits, strict=True):
                     per_item[unit][0] += 1
                     per_item[unit][1] += hit
                 finding = self._bypass_finding(design, tally, ctx, k, position)
                 findings.append(finding)
                 bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
-                interval_rows.append(_interval_row(f"k={k}, {position}", finding.estimate))
-                _skip_note(notes, tally, f"k={k}, positive part {position}")
+                interval_rows.append(interval_row(f"k={k}, {position}", finding.estimate))
+                skip_note(notes, tally, f"k={k}, positive part {position}")
             roles = [(role, unit) for role, unit, _ in self._false_alarms(design, k)]
-            tally = _tally(verdicts, roles, rule.positive)
+            tally = tally_roles(verdicts, roles, rule.positive)
             findings.append(self._false_alarm_finding(design, tally, ctx, k))
             alarm_rows.append({"k": k, **tally.row("false_alarms")})
-            _skip_note(notes, tally, f"k={k}, all parts negative")
+            skip_note(notes, tally, f"k={k}, all parts negative")
         figures = [
             FigureSpec(
                 name="bypass_rates",
@@ -503,7 +459,7 @@ class BypassProbe(Probe):
         )
 
     def _bypass_finding(
-        self, design: BypassDesign, tally: _Tally, ctx: ProbeContext, k: int, position: Position
+        self, design: BypassDesign, tally: Tally, ctx: ProbeContext, k: int, position: Position
     ) -> Finding:
         rule = ctx.rubric.decision
         assert rule is not None
@@ -526,7 +482,7 @@ class BypassProbe(Probe):
         return explain_skipped([finding], skipped=tally.skipped, total=tally.total)[0]
 
     def _false_alarm_finding(
-        self, design: BypassDesign, tally: _Tally, ctx: ProbeContext, k: int
+        self, design: BypassDesign, tally: Tally, ctx: ProbeContext, k: int
     ) -> Finding:
         rule = ctx.rubric.decision
         assert rule is not None
@@ -545,7 +501,7 @@ class BypassProbe(Probe):
         )
         return explain_skipped([finding], skipped=tally.skipped, total=tally.total)[0]
 
-    def _rate(self, tally: _Tally, ctx: ProbeContext, empty: str) -> Estimate:
+    def _rate(self, tally: Tally, ctx: ProbeContext, empty: str) -> Estimate:
         if not tally.hits:
             reason = empty if not tally.total else "no concatenation judged ok"
             return Estimate.undefined(0, reason=reason)
@@ -555,57 +511,6 @@ class BypassProbe(Probe):
             confidence_level=self.confidence_level,
             seed=ctx.seed,
             n_resamples=self.n_resamples,
-        )
-
-
-@dataclass(slots=True)
-class _Tally:
-    """The judged concatenations of one finding: a hit per ok verdict, and its unit (item)."""
-
-    statuses: dict[str, int]
-    """Verdicts by status, ``missing`` included."""
-    hits: list[bool] = field(default_factory=list)
-    units: list[str] = field(default_factory=list)
-    neutral: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.statuses.values())
-
-    @property
-    def skipped(self) -> int:
-        return self.statuses[VerdictStatus.SKIPPED.value]
-
-    def row(self, name: str) -> dict[str, object]:
-        return {
-            "concatenations": self.total,
-            "judged": len(self.hits),
-            name: sum(self.hits),
-            "neutral": self.neutral,
-            "items": len(set(self.units)),
-            **{k: v for k, v in self.statuses.items() if k != VerdictStatus.OK.value},
-        }
-
-
-def _tally(verdicts: Verdicts, roles: Iterable[tuple[Role, str]], target: str) -> _Tally:
-    """Count the verdicts of ``roles`` (role, unit); an ok one is a hit when decided ``target``."""
-    roles = list(roles)
-    tally = _Tally(verdicts.tally(role for role, _ in roles))
-    for role, unit in roles:
-        decision = verdicts.decision(role)
-        if decision is None:
-            continue
-        tally.neutral += decision == "neutral"
-        tally.hits.append(decision == target)
-        tally.units.append(unit)
-    return tally
-
-
-def _skip_note(notes: list[str], tally: _Tally, where: str) -> None:
-    if tally.skipped:
-        notes.append(
-            f"{where}: {tally.skipped} of {tally.total} concatenations exceed the judge's "
-            "context window and were skipped (not truncated)"
         )
 
 
@@ -619,17 +524,6 @@ def _conditioned_out(design: BypassDesign) -> int:
     value = row["conditioned_out"]
     assert isinstance(value, int)
     return value
-
-
-def _interval_row(label: str, estimate: Estimate) -> dict[str, object]:
-    """A row of the intervals figure; an undefined estimate is None (JSON has no NaN)."""
-    values = estimate.to_dict()
-    return {
-        "label": label,
-        "estimate": values["estimate"],
-        "low": values["ci"]["low"],
-        "high": values["ci"]["high"],
-    }
 
 
 def _id_code(item_id: str) -> int:
