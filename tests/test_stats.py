@@ -59,6 +59,9 @@ def test_all_is_pinned() -> None:
         "majority",
         "mcnemar_exact",
         "mean",
+        "mean_shift",
+        "paired_mean_pairwise_wasserstein",
+        "paired_wasserstein",
         "proportion",
         "proportion_above",
         "wasserstein",
@@ -81,6 +84,11 @@ WITH_LEVEL: dict[str, Callable[..., Any]] = {
     "discordant_pair_rate": lambda **kw: discordant_pair_rate([["a", "b"], ["a", "a"]], **kw),
     "logistic_length_controlled_rate": lambda **kw: logistic_length_controlled_rate(
         [1, 0, 1, 0], [1.0, -1.0, 2.0, 0.5], n_resamples=20, **kw
+    ),
+    "mean_shift": lambda **kw: js.mean_shift([0.5, 1.0, 1.5], **kw),
+    "paired_wasserstein": lambda **kw: js.paired_wasserstein([0.0, 1.0], [1.0, 2.0], **kw),
+    "paired_mean_pairwise_wasserstein": lambda **kw: js.paired_mean_pairwise_wasserstein(
+        [[0.0, 1.0], [1.0, 2.0], [0.5, 0.5]], **kw
     ),
 }
 
