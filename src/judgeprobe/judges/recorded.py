@@ -11,7 +11,7 @@ A recorded judge can answer only a request for an item as it is in the dataset: 
 bound to the audit's items (:meth:`RecordedJudge.bind`) and looks each request up by the item
 fields it carries. An audit asks every probe, before any verdict is looked up, whether it needs
 other inputs (a repeated response, a rewritten rubric), and refuses such a probe by name
-(:func:`judgeprobe.probes.runner.check_recorded`). Ids in the file that are not in the dataset,
+(:func:`judgeprobe.running.check_recorded`). Ids in the file that are not in the dataset,
 and items with no recorded verdict, are counted and listed in the judge's description (so in
 the card); an item without a verdict gets an error verdict, which the probes count and leave out.
 Items identical in the rubric's inputs make one request, so they share one verdict: that of the
