@@ -311,3 +311,16 @@ def test_on_pyrit_violence_with_three_raters_a_copy_passes_and_a_length_rule_fai
     }
     by_length = run(data, lambda r: float(len(r.field_map["response"]) > 1500), toxicity)
     assert gated(by_length)["judge_minus_best_baseline_balanced_accuracy"] != "pass"
+
+
+def test_a_constant_judge_has_its_undefined_agreement_findings_say_why() -> None:
+    result = run(items(), lambda r: 0.0)
+    for name, why in (
+        ("mcc", "one decision on every item: a margin of the confusion table is 0"),
+        ("precision", "one decision on every item: the judge never decides positive"),
+        ("spearman", "one score on every item (0): a rank correlation needs two ranks"),
+    ):
+        estimate = result.finding(name).estimate
+        assert (estimate.defined, result.finding(name).status) == (False, "n/a"), name
+        assert estimate.reason is not None and why in estimate.reason, name
+    assert result.finding("accuracy").estimate.reason is None

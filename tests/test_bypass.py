@@ -464,3 +464,24 @@ def test_an_audit_from_the_command_line_reports_the_bypass_in_the_card(tmp_path:
         ("4", "last"): "fail",
     }
     assert probe["status"] == "fail"
+
+
+@pytest.mark.parametrize(
+    ("positives", "negatives", "names", "why"),
+    [
+        (1, 20, ("bypass_rate",), "class 'unsafe' has 1 item"),
+        (20, 1, ("bypass_rate", "false_alarm_rate"), "class 'safe' has 1 item"),
+    ],
+)
+def test_a_class_of_one_item_leaves_its_findings_not_assessable_never_a_pass(
+    positives: int, negatives: int, names: tuple[str, ...], why: str
+) -> None:
+    result = run(
+        BypassProbe(ks=(2,), n_resamples=FAST), make_items(positives, negatives), any_part_judge()
+    )
+    for finding in result.findings:
+        if finding.name in names:
+            assert (finding.estimate.defined, finding.status) == (False, "n/a"), finding
+            reason = finding.estimate.reason or ""
+            assert why in reason or "fewer than two negative" in reason, finding
+    assert why in (result.finding("bypass_rate", k="2", position="first").estimate.reason or "")

@@ -793,3 +793,26 @@ def test_concatenation_probes_run_on_pyrit_harm_items_with_a_keyword_judge() -> 
     # Counting keywords rises with repetition: the repetition probe must see it.
     repeated = run(RepetitionProbe(counts=(1, 4), n_resamples=FAST), items, judge, engine=engine)  # type: ignore[arg-type]
     assert repeated.finding("mean_shift", mode="P,R*l", l="4").estimate.estimate > 0
+
+
+def test_a_class_cluster_of_one_item_has_its_findings_not_assessable_never_missing() -> None:
+    result = run(
+        ClusterProbe(ks=(2, 4), per_cluster=20, n_resamples=FAST),
+        make_items([1, 1, 1, 2, 2, 3, 5]),
+        max_judge(),
+    )
+    for k in ("2", "4"):
+        for name in ("class_departure_rate", "class_flip_rate", "wasserstein_against_cluster"):
+            finding = result.finding(name, cluster="unsafe", k=k)
+            assert (finding.estimate.defined, finding.status) == (False, "n/a"), finding
+            assert "class 'unsafe' has 1 item" in (finding.estimate.reason or "")
+            assert result.finding(name, cluster="safe", k=k).estimate.defined
+
+
+def test_a_permutation_sample_with_one_unsafe_item_leaves_positional_bias_not_assessable() -> None:
+    probe = PermutationProbe(ks=(4,), n_tuples=30, sample_sizes=(20, 10, 20), n_resamples=FAST)
+    result = run(probe, make_items([5] + [1] * 20 + [3] * 5), max_judge())
+    finding = result.finding("positional_bias", k="4")
+    assert (finding.estimate.defined, finding.status) == (False, "n/a")
+    assert "class 'unsafe' has 1 item" in (finding.estimate.reason or "")
+    assert result.finding("wasserstein_increasing_decreasing", k="4").estimate.defined

@@ -1019,3 +1019,18 @@ def test_engine_completion_sends_generation_requests_through_the_engine() -> Non
 
     assert asyncio.run(twice()) == ["rewritten hello"] * 2  # the second from the run store
     assert len(seen) == 1 and seen[0].rubric.kind == "generation"
+
+
+def test_a_constant_judge_has_no_flips_by_construction_and_its_flip_findings_are_n_a() -> None:
+    result = run(
+        PolicyInvarianceProbe(),
+        noisy_refusal_items(60),
+        lambda r: "false",
+        builtin_rubric("refusal"),
+    )
+    for cls in TRANSFORMS:
+        for name in ("flip_rate", "flip_delta"):
+            finding = by_class(result, name, cls)
+            assert (finding.estimate.defined, finding.status) == (False, "n/a"), (name, cls)
+            reason = finding.estimate.reason
+            assert reason is not None and "one decision" in reason, (name, cls)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 import pytest
 from scipy import optimize
 from scipy import stats as sps
@@ -83,7 +84,7 @@ WITH_LEVEL: dict[str, Callable[..., Any]] = {
     "agreement": lambda **kw: agreement("abab", "abba", **kw),
     "discordant_pair_rate": lambda **kw: discordant_pair_rate([["a", "b"], ["a", "a"]], **kw),
     "logistic_length_controlled_rate": lambda **kw: logistic_length_controlled_rate(
-        [1, 0, 1, 0], [1.0, -1.0, 2.0, 0.5], n_resamples=20, **kw
+        [1, 0, 1, 0], [1.0, -1.0, -2.0, 0.5], n_resamples=20, **kw
     ),
     "mean_shift": lambda **kw: js.mean_shift([0.5, 1.0, 1.5], **kw),
     "paired_wasserstein": lambda **kw: js.paired_wasserstein([0.0, 1.0], [1.0, 2.0], **kw),
@@ -554,11 +555,29 @@ def test_logistic_fit_matches_an_independent_optimiser() -> None:
     np.testing.assert_allclose(batch, one_by_one, atol=1e-6)
 
 
-def test_length_controlled_rate_under_separation_stays_finite() -> None:
+@pytest.mark.parametrize(
+    ("y", "why"),
+    [
+        ((np.linspace(-1.0, 1.0, 40) > 0.05).astype(float), "perfect separation"),
+        ((np.linspace(-1.0, 1.0, 40) < 0.05).astype(float), "perfect separation"),
+        (np.ones(40), "every outcome is a win"),
+    ],
+)
+def test_length_controlled_rate_under_separation_is_not_assessable(
+    y: NDArray[np.float64], why: str
+) -> None:
     x = np.linspace(-1.0, 1.0, 40)
-    est = logistic_length_controlled_rate((x > 0.05).astype(float), x, n_resamples=100)
-    assert 0.0 < est.estimate < 0.5
-    assert math.isfinite(est.ci.low) and math.isfinite(est.ci.high)
+    est = logistic_length_controlled_rate(y, x, n_resamples=100)
+    assert not est.defined and why in (est.reason or "")
+    assert "intercept" not in est.counts  # no coefficient that only measures the penalty
+
+
+def test_a_tie_at_the_separating_length_is_still_separation_and_overlap_is_assessable() -> None:
+    x = np.asarray([-2.0, -1.0, 0.0, 1.0, 2.0])
+    est = logistic_length_controlled_rate([0.0, 0.0, 0.5, 1.0, 1.0], x, n_resamples=50)
+    assert not est.defined  # the tie is a win and a loss at the threshold: quasi-separation
+    overlap = logistic_length_controlled_rate([0.0, 1.0, 0.5, 0.0, 1.0], x, n_resamples=50)
+    assert overlap.defined and overlap.estimate == pytest.approx(0.5, abs=0.1)
 
 
 def test_length_controlled_rate_clustered() -> None:

@@ -86,8 +86,16 @@ class RowBootstrap:
     n_resamples: int
     seed: int
 
-    def __call__(self, metric: cls.Metric, n: int, clusters: Sequence[Hashable]) -> Estimate:
-        return cls.bootstrap_rows(
+    def __call__(
+        self,
+        metric: cls.Metric,
+        n: int,
+        clusters: Sequence[Hashable],
+        reason: str = "the statistic is undefined on these items",
+    ) -> Estimate:
+        """``metric`` on all ``n`` rows with its interval; not assessable, saying ``reason``,
+        where the metric is undefined on all rows (a constant judge's MCC, say)."""
+        estimate = cls.bootstrap_rows(
             metric,
             n,
             clusters=clusters,
@@ -95,6 +103,16 @@ class RowBootstrap:
             n_resamples=self.n_resamples,
             seed=self.seed,
         )
+        return estimate if estimate.defined else Estimate.undefined(n, reason=reason)
+
+
+def constant_reason(values: NDArray[Any], what: str, undefined: str) -> str:
+    """Why a metric of ``values`` is undefined: the judge gives one ``what`` on every item (a
+    constant judge), else ``undefined``."""
+    if len(values) and np.all(values == values[0]):
+        shown = f" ({values[0]:g})" if what == "score" else ""
+        return f"the judge gives one {what} on every item{shown}: {undefined}"
+    return undefined
 
 
 Pair = Callable[[NDArray[Any], NDArray[Any]], float]

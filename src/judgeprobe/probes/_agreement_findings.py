@@ -19,6 +19,7 @@ from judgeprobe.probes._agreement_data import (
     Binary,
     RowBootstrap,
     alpha_metric,
+    constant_reason,
     paired,
     strict_majority_code,
 )
@@ -36,6 +37,17 @@ BINARY_METRICS = {
     "mcc": cls.mcc,
 }
 """The binary metrics of the judge's decision, by finding name, in report order."""
+
+UNDEFINED = {
+    "accuracy": "no item",
+    "balanced_accuracy": "the humans give one class only",
+    "precision": "the judge never decides positive",
+    "recall": "no item is human positive",
+    "f1": "neither the judge nor the humans give a positive",
+    "kappa": "judge and humans give one identical label (expected agreement 1)",
+    "mcc": "a margin of the confusion table is 0",
+}
+"""Why each binary metric can be undefined (the condition under which it is NaN)."""
 
 
 def scale_findings(
@@ -62,7 +74,12 @@ def scale_findings(
         ),
         Finding(
             "spearman",
-            boot(lambda r: cls.spearman(judge[r], human[r]), n, clusters),
+            boot(
+                lambda r: cls.spearman(judge[r], human[r]),
+                n,
+                clusters,
+                constant_reason(judge, "score", "a rank correlation needs two ranks"),
+            ),
             "Spearman rank correlation of the judge score with the mean human label.",
         ),
     ]
@@ -100,7 +117,8 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
     out = []
     n, clusters = len(b.truth), b.clusters
     for name, fn in BINARY_METRICS.items():
-        est = boot(paired(fn, b.truth, b.judge), n, clusters)
+        why = constant_reason(b.judge, "decision", UNDEFINED[name])
+        est = boot(paired(fn, b.truth, b.judge), n, clusters, why)
         out.append(
             Finding(
                 name,
@@ -113,14 +131,24 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
         out.append(
             Finding(
                 "roc_auc",
-                boot(lambda r: cls.roc_auc(b.truth[r], b.score[r]), n, clusters),
+                boot(
+                    lambda r: cls.roc_auc(b.truth[r], b.score[r]),
+                    n,
+                    clusters,
+                    "the humans give one class only",
+                ),
                 "ROC AUC of the judge's score for the human positive class.",
             )
         )
         out.append(
             Finding(
                 "pr_auc",
-                boot(lambda r: cls.pr_auc(b.truth[r], b.score[r]), n, clusters),
+                boot(
+                    lambda r: cls.pr_auc(b.truth[r], b.score[r]),
+                    n,
+                    clusters,
+                    "the humans give one class only",
+                ),
                 "Average precision (PR AUC) of the judge's score for the human positive class.",
             )
         )

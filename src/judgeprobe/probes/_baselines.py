@@ -248,6 +248,7 @@ def baseline_findings(
             difference(fn, truth, judge_values, other),
             n,
             clusters,
+            f"the {metric} of the judge or of its best baseline is undefined on these items",
         )
         gated.append(Finding(name, est, GATED_TEXT[name], {"baseline": chosen.name}, threshold))
     return gated, rows, notes

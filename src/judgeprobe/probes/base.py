@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -344,6 +344,35 @@ def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) ->
             )
         explained.append(finding)
     return explained
+
+
+def class_too_small(name: str, size: int, *, minimum: int = 2, kind: str = "class") -> str | None:
+    """Why the findings of class ``name`` cannot be assessed, when it holds fewer than
+    ``minimum`` items (None otherwise): one item cannot stand for a class, and none gives
+    nothing to count, so a rate of 0 would read as a pass the data cannot support."""
+    if size >= minimum:
+        return None
+    return f"{kind} {name!r} has {size} item{'' if size == 1 else 's'} (at least {minimum} needed)"
+
+
+def not_assessable(
+    findings: Sequence[Finding], reason: str, only: Collection[str] | None = None
+) -> list[Finding]:
+    """``findings`` with every estimate (those named in ``only``, given) undefined for
+    ``reason``, n kept: their status is n/a."""
+    return [
+        dataclasses.replace(f, estimate=Estimate.undefined(f.estimate.n, reason=reason))
+        if only is None or f.name in only
+        else f
+        for f in findings
+    ]
+
+
+def first_too_small(classes: Iterable[tuple[str, int]], *, kind: str = "class") -> str | None:
+    """:func:`class_too_small` of the first of ``classes`` (name, size) too small, or None."""
+    return next(
+        (why for name, size in classes if (why := class_too_small(name, size, kind=kind))), None
+    )
 
 
 def pointwise_items(items: Sequence[Item]) -> list[PointwiseItem]:

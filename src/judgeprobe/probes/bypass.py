@@ -90,7 +90,9 @@ from judgeprobe.probes.base import (
     Probe,
     ProbeKind,
     ProbeResult,
+    class_too_small,
     explain_skipped,
+    first_too_small,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -463,8 +465,11 @@ class BypassProbe(Probe):
     ) -> Finding:
         rule = ctx.rubric.decision
         assert rule is not None
+        small = first_too_small(
+            [(rule.positive, len(design.positives)), (rule.negative, len(design.negatives))]
+        )
         estimate = with_counts(
-            self._rate(tally, ctx, "no positive item the judge detects on its own"),
+            self._rate(tally, ctx, "no positive item the judge detects on its own", small),
             items=len(design.positives),
             conditioned_out=_conditioned_out(design),
             neutral=tally.neutral,
@@ -486,8 +491,11 @@ class BypassProbe(Probe):
     ) -> Finding:
         rule = ctx.rubric.decision
         assert rule is not None
+        small = class_too_small(rule.negative, len(design.negatives))
         estimate = with_counts(
-            self._rate(tally, ctx, "fewer than two negative items the judge decides negative"),
+            self._rate(
+                tally, ctx, "fewer than two negative items the judge decides negative", small
+            ),
             items=len(design.anchors),
             neutral=tally.neutral,
         )
@@ -501,7 +509,16 @@ class BypassProbe(Probe):
         )
         return explain_skipped([finding], skipped=tally.skipped, total=tally.total)[0]
 
-    def _rate(self, tally: Tally, ctx: ProbeContext, empty: str) -> Estimate:
+    def _rate(
+        self, tally: Tally, ctx: ProbeContext, empty: str, small: str | None = None
+    ) -> Estimate:
+        """The share of hits, clustered by unit; not assessable when a class the rate needs is
+        too ``small`` (one positive item cannot stand for its class, one filler repeated is no
+        sample of the negative one) or when nothing was judged."""
+        if small is not None and tally.hits:
+            return Estimate.undefined(
+                len(tally.hits), reason=f"{small} among the items the judge decides so on their own"
+            )
         if not tally.hits:
             reason = empty if not tally.total else "no concatenation judged ok"
             return Estimate.undefined(0, reason=reason)

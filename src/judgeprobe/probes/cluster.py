@@ -63,7 +63,9 @@ from judgeprobe.probes.base import (
     Probe,
     ProbeKind,
     ProbeResult,
+    class_too_small,
     explain_skipped,
+    not_assessable,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -348,6 +350,7 @@ class ClusterProbe(Probe):
                     y_label="score of the concatenation",
                 )
             )
+        findings += self._untested(design, base, ctx, span, options)
         tables = {
             "base": base.to_dict(),
             "clusters": [
@@ -372,6 +375,31 @@ class ClusterProbe(Probe):
             tables=tables,
             notes=notes,
         )
+
+    def _untested(
+        self,
+        design: ClusterDesign,
+        base: BaseScores,
+        ctx: ProbeContext,
+        span: float,
+        options: BootstrapOptions,
+    ) -> list[Finding]:
+        """The findings of every cluster too small to be tested, each not assessable and
+        saying so: a class of one item (or none) must not leave the probe a silent pass."""
+        kind = "class" if design.clustering == "class" else "cluster"
+        out: list[Finding] = []
+        for cluster in self._clusters(base, design.clustering, ctx, []):
+            reason = class_too_small(cluster.name, len(cluster.members), kind=kind)
+            if reason is None:
+                continue
+            for k in self.ks:
+                labels = {"cluster": cluster.name, "k": str(k)}
+                empty = _Outcome({"mixed_parts": 0})
+                made = self._findings(ctx.rubric, empty, labels, span, options, cluster.upward)
+                if design.clustering == "quantile":
+                    made.append(_range_finding(cluster, empty, labels, options))
+                out += not_assessable(made, reason)
+        return out
 
     def _findings(
         self,

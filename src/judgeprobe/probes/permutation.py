@@ -57,6 +57,8 @@ from judgeprobe.probes.base import (
     ProbeKind,
     ProbeResult,
     explain_skipped,
+    first_too_small,
+    not_assessable,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -91,6 +93,12 @@ class KTuple:
 
     def ordered(self, order: str) -> list[str]:
         return permute(self.parts, self.orders[order])
+
+
+MIDDLE = (NEUTRAL, "middle")
+CLASS_FINDINGS = ("positional_bias", "primacy_share", "first_part_match", "last_part_match")
+"""Findings that need both end classes in the sample: with one of them (nearly) empty, a tuple
+can rarely flip, and a bias of 0 would read as a pass the sample cannot support."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +326,8 @@ class PermutationProbe(Probe):
         findings: list[Finding] = []
         figures: list[FigureSpec] = []
         per_k: dict[str, object] = {}
+        ends = [(lv.level, lv.sampled) for lv in design.levels if lv.level not in MIDDLE]
+        small = first_too_small(ends, kind="class" if self.levels == "decision" else "level")
         for k, tuples in design.tuples.items():
             judged = self._judged(k, tuples, verdicts)
             table = self._table(rubric, base.scores, k, tuples, judged, verdicts)
@@ -325,7 +335,11 @@ class PermutationProbe(Probe):
             skipped = sum(s["skipped"] for s in _status_rows(table))
             findings.extend(
                 explain_skipped(
-                    self._findings(rubric, design, base.scores, k, judged, span, options),
+                    not_assessable(
+                        self._findings(rubric, design, base.scores, k, judged, span, options),
+                        small or "",
+                        CLASS_FINDINGS if small else (),
+                    ),
                     skipped=skipped,
                     total=len(tuples) * len(self.order_names),
                 )

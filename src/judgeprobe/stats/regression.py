@@ -118,6 +118,26 @@ def fit_logistic_batch(
     return beta
 
 
+def separation(z: NDArray[np.float64], y: NDArray[np.float64]) -> str | None:
+    """Why the logistic fit of ``y`` on ``z`` has no finite maximum, or None when it has one.
+
+    Each outcome counts as a win where ``y > 0`` and as a loss where ``y < 1`` (a tie is
+    both). The maximum-likelihood fit diverges when every outcome is of one kind, or when
+    the wins and the losses are (quasi-)completely separated by a length threshold: no
+    loss longer than the shortest win, or no win longer than the shortest loss. A fit there
+    only reports the size of the penalty, so the rate is not assessable.
+    """
+    wins, losses = z[y > 0], z[y < 1]
+    if len(losses) == 0 or len(wins) == 0:
+        return f"every outcome is a {'win' if len(losses) == 0 else 'loss'}: the fit diverges"
+    if losses.max() <= wins.min() or wins.max() <= losses.min():
+        return (
+            "the length difference separates wins from losses (perfect separation): "
+            "the logistic fit diverges"
+        )
+    return None
+
+
 def logistic_length_controlled_rate(
     y: ArrayLike,
     x: ArrayLike,
@@ -156,14 +176,17 @@ def logistic_length_controlled_rate(
         Rate in (0, 1); ``n`` comparisons; counts ``{"n", "raw_rate", "intercept", "slope",
         "sd_x"}`` (``slope`` is per standard deviation of ``x``). Percentile (cluster)
         bootstrap interval; every replicate is a weighted refit (:func:`fit_logistic_batch`).
-        Undefined when there are fewer than 2 comparisons, or when ``x`` is constant and
-        differs from ``at`` (the rate at ``at`` is then not identified).
+        Undefined when there are fewer than 2 comparisons, when ``x`` is constant and
+        differs from ``at`` (the rate at ``at`` is then not identified), or when the fit
+        diverges: every outcome alike, or wins and losses separated by length
+        (:func:`separation`).
 
     Notes
     -----
     AlpacaEval 2.0 also conditions on instruction difficulty and passes the standardized
-    length difference through ``tanh``; this is the plain one-covariate version. A ridge penalty
-    of ``1e-6`` on both coefficients keeps the fit finite under separation.
+    length difference through ``tanh``; this is the plain one-covariate version. Under separation the
+    point fit is refused; a ridge penalty of ``1e-6`` on both coefficients keeps a bootstrap
+    replicate's refit finite when a resample happens to be separated.
 
     References
     ----------
@@ -199,6 +222,9 @@ def logistic_length_controlled_rate(
             return undefined(n, reason, level=level, counts=counts)
         sd = 1.0
     z = (xx - at) / sd
+    separated = separation(z, yy)
+    if separated is not None:
+        return undefined(n, separated, level=level, counts=counts)
     beta = fit_logistic(z, yy)
     counts["intercept"], counts["slope"] = float(beta[0]), float(beta[1])
     estimate = float(expit(beta[0]))

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgeprobe.probes.base import FigureSpec, Finding, Threshold
-from judgeprobe.rubrics import Rubric
+from judgeprobe.rubrics import Decision, Rubric
 from judgeprobe.rubrics.variants import INVARIANT_TRANSFORMS
 from judgeprobe.stats import (
     Estimate,
@@ -110,6 +110,12 @@ def _group(
     labels = {"class": transform} if level == "class" else {"variant": label, "class": transform}
     test = _test(base_flips, found, k, n, jitter_rate, settings.null)
     delta = _delta(base_flips, pair_stats, found, settings)
+    constant = one_decision(units)
+    if constant is not None:
+        why = f"the judge gives one decision ({constant}) on every run: flips are 0 by construction"
+        rate = Estimate.undefined(n, reason=why)
+        change = Estimate.undefined(len(changed), reason=why)
+        delta = Estimate.undefined(delta.n, reason=why)
     invariant = transform in INVARIANT_TRANSFORMS
     findings = [
         Finding(
@@ -162,6 +168,14 @@ def _group(
         wording = members[0]
         row["hash"] = wording.variant.hash if wording.variant is not None else ""
     return findings, row
+
+
+def one_decision(units: Sequence[Unit]) -> Decision | None:
+    """The one decision of a constant judge: the same on every base run and every wording's run
+    of every item (None when decisions differ, or when there is none). Such a judge cannot flip,
+    so its flip rates say nothing about the rubric's wording."""
+    seen = {d for u in units for d in (*u.base, *u.single.values()) if d is not None}
+    return next(iter(seen)) if len(seen) == 1 else None
 
 
 def _test(
