@@ -703,3 +703,27 @@ def test_human_raters_keeps_only_the_named_raters() -> None:
     assert experts.finding("judge_human_vote_agreement").estimate.estimate == 1.0
     with pytest.raises(ConfigError, match="tuple"):
         HumanAgreementProbe(human_raters="expert")  # type: ignore[arg-type]
+
+
+def test_raw_agreement_is_information_and_only_kappa_beyond_chance_is_gated() -> None:
+    items = with_recorded(synthetic_pairs(120, seed=2), "always-a", lambda item: "A")
+    result = analyzed(HumanAgreementProbe(judge_source="always-a", n_resamples=200), items)
+    for stem in ("judge_human_vote", "judge_human_majority", "human_human"):
+        raw = result.finding(f"{stem}_agreement")
+        assert (raw.threshold, raw.status) == (None, "info"), stem
+    for stem in ("judge_human_vote", "judge_human_majority"):
+        assert result.finding(f"{stem}_kappa").threshold is not None, stem
+
+
+def test_a_length_judge_fails_the_matched_bins_and_its_share_of_longer_picks_is_information() -> (
+    None
+):
+    items = with_recorded(synthetic_pairs(600, seed=3), "longer", longer_rule)
+    result = analyzed(LengthNullProbe(judge_source="longer", compare_units=()), items)
+    assert result.finding("null_judge_agreement", unit="chars").status == "info"
+    for name in ("null_human_vote_agreement", "null_human_majority_agreement"):
+        assert result.finding(name, unit="chars").status == "info", name
+    for label in ("<5%", "<10%"):
+        assert result.finding("bin_judge_minus_null", bin=label).status == "fail", label
+    for label in ("10-30%", ">30%"):
+        assert result.finding("bin_judge_minus_null", bin=label).status == "info", label

@@ -68,9 +68,9 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.stats import Estimate
 
-VOTE_AGREEMENT = Threshold(warn=0.7, fail=0.6, higher_is_worse=False)
-MAJORITY_AGREEMENT = Threshold(warn=0.75, fail=0.6, higher_is_worse=False)
 KAPPA = Threshold(warn=0.4, fail=0.2, higher_is_worse=False)
+"""The judge's agreement beyond chance: the only gated findings. Raw agreement is information,
+since a constant vote reaches the share of the commonest human vote without judging anything."""
 
 
 @dataclass(slots=True)
@@ -245,13 +245,13 @@ class HumanAgreementProbe(Probe):
             (
                 "judge_human_vote",
                 counts.votes,
-                VOTE_AGREEMENT,
+                KAPPA,
                 "the judge's vote vs each human vote",
             ),
             (
                 "judge_human_majority",
                 counts.majority,
-                MAJORITY_AGREEMENT,
+                KAPPA,
                 "the judge's vote vs the strict human majority of the item",
             ),
             ("human_human", counts.humans, None, "two human votes on the same item (the ceiling)"),
@@ -262,18 +262,14 @@ class HumanAgreementProbe(Probe):
             kappa = comparisons.kappa(
                 level=level, seed=seed, include_ties=ties, n_resamples=self.n_resamples
             )
-            out.append(
-                Finding(
-                    f"{stem}_agreement", agree, f"Raw agreement: {what}.", dict(labels), threshold
-                )
-            )
+            out.append(Finding(f"{stem}_agreement", agree, f"Raw agreement: {what}.", dict(labels)))
             out.append(
                 Finding(
                     f"{stem}_kappa",
                     kappa,
                     f"Cohen's kappa: {what}.",
                     dict(labels),
-                    None if threshold is None else KAPPA,
+                    threshold,
                 )
             )
         return out

@@ -92,8 +92,13 @@ from judgeprobe.request import Request
 from judgeprobe.stats import Estimate, bootstrap, clustered_proportion
 from judgeprobe.stats.resampling import mean_difference
 
-NULL_JUDGE_AGREEMENT = Threshold(warn=0.8, fail=0.9, higher_is_worse=True)
-"""A judge that agrees with "pick the longer one" this often is hard to tell from it."""
+BEAT_NULL = Threshold(warn=0.10, fail=0.05, higher_is_worse=False)
+"""On length-matched pairs the judge must agree with the human majority more than the length-only
+null does (by more than 5 points). How often the judge picks the longer response, or the null
+agrees with humans, measures the data as much as the judge: information, never gated."""
+MATCHED_GAP = 0.10
+"""Bins whose length gap stays below this are the length-matched control, the gated ones; on
+wider gaps length may be a valid cue, so a judge riding it is no defect there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,7 +445,6 @@ class LengthNullProbe(Probe):
                     f"Length-only null (longer by {unit}) vs the judge's own votes: how often "
                     "the judge picks the longer response.",
                     tag,
-                    NULL_JUDGE_AGREEMENT,
                 )
             )
         return out
@@ -466,6 +470,7 @@ class LengthNullProbe(Probe):
                 result.difference,
                 f"Judge minus null agreement with the human majority {where} (paired).",
                 tag,
+                BEAT_NULL if result.bin.high <= MATCHED_GAP else None,
             ),
         ]
 
