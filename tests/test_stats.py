@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 import pytest
+from numpy.typing import NDArray
 from scipy import optimize
 from scipy import stats as sps
 

@@ -184,9 +184,9 @@ def logistic_length_controlled_rate(
     Notes
     -----
     AlpacaEval 2.0 also conditions on instruction difficulty and passes the standardized
-    length difference through ``tanh``; this is the plain one-covariate version. Under separation the
-    point fit is refused; a ridge penalty of ``1e-6`` on both coefficients keeps a bootstrap
-    replicate's refit finite when a resample happens to be separated.
+    length difference through ``tanh``; this is the plain one-covariate version. Under
+    separation the point fit is refused; a ridge penalty of ``1e-6`` on both coefficients keeps
+    a bootstrap replicate's refit finite when a resample happens to be separated.
 
     References
     ----------
