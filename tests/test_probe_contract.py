@@ -142,7 +142,8 @@ FIXTURES: dict[str, Fixture] = {
         invariant_pointwise,
         noisy_pointwise,
         {"n_resamples": FAST},
-        ("positional_bias", "wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"),
+        # one score everywhere: no unsafe item, so positional_bias is not assessable
+        ("wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"),
     ),
     "policy_invariance": Fixture(
         pointwise,
@@ -150,7 +151,8 @@ FIXTURES: dict[str, Fixture] = {
         invariant_pointwise,
         noisy_binary,
         {"n_resamples": FAST},
-        ("flip_rate", "decision_change_rate"),
+        # one decision everywhere: flips are 0 by construction, so only the noise is measured
+        ("p_jitter", "null_flip_rate"),
     ),
     "policy_invariance_pairwise": Fixture(
         pairwise,
