@@ -160,6 +160,53 @@ def test_a_label_distribution_ranks_items_and_is_calibrated() -> None:
     assert gated(result)["judge_minus_best_baseline_auc"] == "pass"
 
 
+def test_a_judge_with_probabilities_gets_a_reliability_diagram_of_its_calibration_bins() -> None:
+    def fn(request: Request) -> Verdict:
+        p = 0.9 if truth_of(request) else 0.3  # overconfident on positives, too high on negatives
+        label = "true" if p >= 0.5 else "false"
+        return Verdict.scored(
+            float(label == "true"), label=label, distribution={"true": p, "false": 1 - p}
+        )
+
+    data = items()
+    result = run(data, fn)
+    figure = next(f for f in result.figures if f.name == "agreement_reliability")
+    assert (figure.kind, figure.data["diagonal"], figure.data["limits"]) == (
+        "scatter",
+        True,
+        [0, 1],
+    )
+    points = figure.data["series"]["judge"]
+    assert points["x"] == pytest.approx([0.3, 0.9])
+    bins = result.tables["reliability"]
+    assert sum(b["items"] for b in bins) == result.finding("accuracy").estimate.n
+    # the calibration error is the item-weighted gap of the diagram's points from the diagonal
+    gap = sum(b["items"] * abs(b["mean_probability"] - b["positive_rate"]) for b in bins)
+    ece = result.finding("expected_calibration_error").estimate.estimate
+    assert ece == pytest.approx(gap / sum(b["items"] for b in bins))
+
+
+def test_a_judge_without_probabilities_gets_no_reliability_diagram() -> None:
+    result = run(items(), lambda r: float(truth_of(r)))
+    assert "agreement_reliability" not in [f.name for f in result.figures]
+    assert "reliability" not in result.tables
+    assert "expected_calibration_error" not in [f.name for f in result.findings]
+
+
+def test_reliability_bins_hold_each_bins_mean_probability_positive_rate_and_count() -> None:
+    truth = np.asarray([1, 0, 1, 1, 0])
+    p = np.asarray([0.05, 0.08, 0.55, 0.95, 0.99])
+    assert cls.reliability_bins(truth, p, 10) == [
+        (pytest.approx(0.065), 0.5, 2),
+        (0.55, 1.0, 1),
+        (pytest.approx(0.97), 0.5, 2),
+    ]
+    # ECE = (2 * |0.065 - 0.5| + 1 * |0.55 - 1| + 2 * |0.97 - 0.5|) / 5
+    assert cls.expected_calibration_error(truth, p, 10) == pytest.approx(
+        (2 * 0.435 + 0.45 + 2 * 0.47) / 5
+    )
+
+
 @pytest.mark.parametrize("q", [0.1, 0.2, 0.3])
 def test_planted_label_noise_is_recovered_within_the_ci(q: float) -> None:
     def noisy(request: Request) -> float:

@@ -116,6 +116,54 @@ def test_cli_audit_card_and_score_work_end_to_end(tmp_path: Path) -> None:
     assert len((tmp_path / "v.csv").read_text().splitlines()) == 41
 
 
+DATA = Path(
+    os.environ.get("JUDGEPROBE_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
+MINI_HATE = DATA / "pyrit_scorer_evals" / "harm" / "mini_hate_speech.csv"
+
+
+def test_score_on_labelled_data_prints_the_agreement_with_cis_and_the_best_baseline(
+    tmp_path: Path,
+) -> None:
+    if not MINI_HATE.exists():
+        pytest.skip(f"shared data not found: {MINI_HATE} (set JUDGEPROBE_DATA to the data folder)")
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", str(MINI_HATE)]
+    done = _cli(*args, "--store", "s.sqlite", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout
+    assert "agreement with human labels: 15 items, 15 with a human decision (trial 0)" in shown
+    for metric in ("accuracy", "balanced_accuracy", "kappa", "mcc", "f1", "mae", "rmse"):
+        assert re.search(rf"│ {metric} +│", shown), metric
+    assert re.search(r"│ accuracy +│ 0\.600 +│ 95% \[0\.\d{3}, 0\.\d{3}\] +│ 15 +│", shown)
+    assert re.search(r"│ spearman +│ -?0\.\d{3} ", shown)
+    assert "best trivial baseline: response_length" in shown
+
+
+def test_score_on_unlabelled_data_prints_no_agreement(tmp_path: Path) -> None:
+    (tmp_path / "plain.csv").write_text("prompt,response\nhi,there\n", encoding="utf-8")
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", "plain.csv"]
+    done = _cli(*args, "--store", "s.sqlite", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "agreement with human labels" not in done.stdout
+
+
+def test_an_agreement_audit_of_a_probability_judge_draws_its_reliability_diagram(
+    tmp_path: Path,
+) -> None:
+    if not MINI_HATE.exists():
+        pytest.skip(f"shared data not found: {MINI_HATE} (set JUDGEPROBE_DATA to the data folder)")
+    audit = _cli(
+        "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", str(MINI_HATE),
+        "--probes", "agreement", "--out", "out", "--fail-on", "never", cwd=tmp_path,
+    )  # fmt: skip
+    assert audit.returncode == 0, audit.stderr
+    card = json.loads((tmp_path / "out" / "card.json").read_text())
+    (agreement,) = [p for p in card["probes"] if p["name"] == "agreement"]
+    (figure,) = [f for f in agreement["figures"] if f["name"] == "agreement_reliability"]
+    assert (tmp_path / "out" / f"{figure['file']}.png").read_bytes().startswith(b"\x89PNG")
+
+
 def test_cli_user_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
     result = _cli("audit", "--judge", "nonsense", "--probes", "repetition", cwd=tmp_path)
     assert result.returncode == 2

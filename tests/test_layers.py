@@ -148,6 +148,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "variant_generation",
         "audit",
         "scoring",
+        "scoring_agreement",
         "demo",
         "report",
         "report.card",

@@ -35,7 +35,7 @@ from judgeprobe.report import (
     validate_card,
     write_card,
 )
-from judgeprobe.report.figures import FigureDataError, figure_bytes
+from judgeprobe.report.figures import FigureDataError, draw_figure, figure_bytes
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY
 from judgeprobe.report.redact import REDACTED, redact
 from judgeprobe.report.text import WORD_JOINER
@@ -830,6 +830,18 @@ def test_every_figure_kind_draws_as_png_and_svg(kind: str) -> None:
     assert b"<svg" in svg and b"<script" not in svg
 
 
+def test_a_scatter_with_limits_spans_them_and_its_diagonal_runs_corner_to_corner() -> None:
+    """A reliability diagram is read on the whole unit square, wherever its points lie."""
+    data = {"series": {"judge": {"x": [0.02, 0.13], "y": [0.45, 0.25]}}, "diagonal": True}
+    figure = draw_figure({"kind": "scatter", "title": "t", "data": {**data, "limits": [0, 1]}})
+    ax = figure.axes[0]
+    assert (ax.get_xlim(), ax.get_ylim()) == ((0.0, 1.0), (0.0, 1.0))
+    (diagonal,) = ax.get_lines()
+    assert list(diagonal.get_xdata()) == [0.0, 1.0]
+    unbounded = draw_figure({"kind": "scatter", "title": "t", "data": data}).axes[0]
+    assert list(unbounded.get_lines()[0].get_xdata()) == [0.02, 0.45]
+
+
 def test_svg_figures_are_byte_for_byte_reproducible() -> None:
     spec = FigureSpec("f", "heatmap", "t", SPECS["heatmap"]).to_dict()
     assert figure_bytes(spec, "svg") == figure_bytes(spec, "svg")
@@ -860,6 +872,12 @@ def test_large_count_tables_draw_as_a_heatmap_with_values() -> None:
             "counts",
             {"rows": ["a"], "values": [[1]]},
             r"counts figure: malformed data \('columns'\)",
+        ),
+        (
+            "scatter",
+            {"series": {"s": {"x": [0.2], "y": [0.4]}}, "limits": [1, 0]},
+            r"scatter figure: malformed data \(limits must be two numbers, low < high, "
+            r"not \[1, 0\]\)",
         ),
         ("pie", {}, r"unknown figure kind 'pie'"),
     ],

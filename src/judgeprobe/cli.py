@@ -247,10 +247,45 @@ def score(
     out.print(
         f"judge calls: {stats.called}, from the store: {stats.cached}, skipped: {stats.skipped}"
     )
+    from judgeprobe.scoring_agreement import score_agreement
+
+    agreement = score_agreement(result, the_rubric)
+    if agreement is not None:
+        _print_agreement(agreement)
     if output is not None:
         out.print(f"verdicts: {escape(str(result.write(output)))}")
     if result.stopped:
         console.print(f"[yellow]stopped early: {escape(result.stopped)}; run again to resume[/]")
+
+
+def _print_agreement(agreement: Any) -> None:
+    """The score command's agreement table: each metric with its CI and n, and the best
+    trivial baseline (a :class:`~judgeprobe.scoring_agreement.ScoreAgreement`)."""
+    table = Table(
+        title=f"agreement with human labels: {agreement.items} items, "
+        f"{agreement.binary_items} with a human decision (trial 0)"
+    )
+    for column in ("metric", "estimate", "CI", "n"):
+        table.add_column(column)
+    for finding in agreement.findings:
+        est = finding.estimate
+        label = ", ".join(str(v) for v in finding.labels.values())
+        name = f"{finding.name} ({label})" if label else finding.name
+        if est.defined:
+            ci = est.ci
+            value, interval = f"{est.estimate:.3f}", f"{ci.level:.0%} [{ci.low:.3f}, {ci.high:.3f}]"
+        else:
+            value, interval = "n/a", est.reason or "-"
+        table.add_row(escape(name), value, escape(interval), str(est.n))
+    out.print(table)
+    best = agreement.best_baseline
+    if best is not None:
+        out.print(
+            f"best trivial baseline: {escape(best['baseline'])} ({escape(best['description'])}): "
+            f"balanced accuracy {best['balanced_accuracy']:.3f}, kappa {best['kappa']:.3f}"
+        )
+    for note in agreement.notes:
+        out.print(escape(note))
 
 
 @app.command("probes")

@@ -26,8 +26,17 @@ class ScoredRow:
     request: Request
     verdict: Verdict
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, probability_labels: Sequence[str] | None = None) -> dict[str, Any]:
+        """The row as a flat record; ``p_<label>`` is the judge's probability of each of
+        ``probability_labels`` (default: the rubric's labels, then any other label of this
+        verdict's distribution), None where the verdict gives none."""
         verdict = self.verdict
+        labels = (
+            probability_labels
+            if probability_labels is not None
+            else _probability_labels(self.request.rubric, [verdict])
+        )
+        distribution = verdict.distribution or {}
         return {
             "item_id": self.item.id,
             "trial": self.trial,
@@ -42,6 +51,7 @@ class ScoredRow:
             "prompt_tokens": verdict.prompt_tokens,
             "completion_tokens": verdict.completion_tokens,
             "request_key": self.request.key,
+            **{f"p_{label}": distribution.get(label) for label in labels},
         }
 
 
@@ -54,7 +64,14 @@ class ScoreResult:
     stopped: str | None
 
     def to_records(self) -> list[dict[str, Any]]:
-        return [row.to_dict() for row in self.rows]
+        """One record per row, all with the same ``p_<label>`` columns (see
+        :meth:`ScoredRow.to_dict`)."""
+        if not self.rows:
+            return []
+        labels = _probability_labels(
+            self.rows[0].request.rubric, [row.verdict for row in self.rows]
+        )
+        return [row.to_dict(labels) for row in self.rows]
 
     def write(self, path: str | Path) -> Path:
         """Write the rows as CSV (``.csv``) or JSON lines (``.jsonl``)."""
@@ -125,3 +142,14 @@ def _human(item: Item) -> str | None:
         return item.human_majority()
     mean = item.human_mean
     return None if mean is None else f"{mean:g}"
+
+
+def _probability_labels(rubric: Rubric, verdicts: Sequence[Verdict]) -> list[str]:
+    """The rubric's labels, then the other labels of the verdicts' distributions, first seen
+    first: the ``p_<label>`` columns of the score output."""
+    labels = list(rubric.labels)
+    for verdict in verdicts:
+        for label in verdict.distribution or {}:
+            if label not in labels:
+                labels.append(label)
+    return labels

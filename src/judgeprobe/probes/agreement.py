@@ -37,6 +37,7 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._agreement_data import (
     AgreementData,
+    Binary,
     RowBootstrap,
     ScaleMap,
     confusion,
@@ -67,6 +68,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.stats import classification as cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +223,9 @@ class AgreementProbe(Probe):
                     data=tables["confusion_matrix"],
                 )
             )
+            if binary.probability is not None:
+                tables["reliability"], figure = reliability(binary, self.calibration_bins)
+                figures.append(figure)
         else:
             notes.append("No item has a human decision: the binary metrics and baselines are n/a.")
             findings = undefined_gated("no item with a human decision") + findings
@@ -233,3 +238,29 @@ class AgreementProbe(Probe):
             tables=tables,
             notes=notes,
         )
+
+
+def reliability(b: Binary, bins: int) -> tuple[list[dict[str, float]], FigureSpec]:
+    """The reliability diagram of the judge's probability of the positive class: per bin, the
+    mean probability against the share of human positives (the calibration error's bins)."""
+    assert b.probability is not None
+    points = cls.reliability_bins(b.truth, b.probability, bins)
+    rows = [
+        {"mean_probability": mean, "positive_rate": rate, "items": count}
+        for mean, rate, count in points
+    ]
+    figure = FigureSpec(
+        name="agreement_reliability",
+        kind="scatter",
+        title=f"Reliability: the judge's probability vs the human positive rate ({bins} bins)",
+        data={
+            "series": {
+                "judge": {"x": [p[0] for p in points], "y": [p[1] for p in points]},
+            },
+            "diagonal": True,
+            "limits": [0.0, 1.0],
+        },
+        x_label="mean probability of the positive class in the bin",
+        y_label="share of human positives in the bin",
+    )
+    return rows, figure

@@ -212,7 +212,8 @@ class FigureSpec:
 
     ``data`` by kind:
     - ``distributions``: ``{"series": {name: [values...]}}`` (score histograms per group)
-    - ``scatter``: ``{"series": {name: {"x": [...], "y": [...]}}, "diagonal": bool}``
+    - ``scatter``: ``{"series": {name: {"x": [...], "y": [...]}}, "diagonal": bool}``, optionally
+      ``"limits": [low, high]`` for both axes (the diagonal then spans them)
     - ``counts``: ``{"rows": [row names], "columns": [column names], "values": [[...]]}``
     - ``heatmap``: ``{"names": [...], "values": [[...]]}``
     - ``intervals``: ``{"rows": [{"label", "estimate", "low", "high"}...], "reference": x}``

@@ -177,9 +177,17 @@ def _scatter(figure: Figure, ax: Axes, data: Mapping[str, Any]) -> None:
         if x.size:
             lows.append(min(x.min(), y.min()))
             highs.append(max(x.max(), y.max()))
-    if data.get("diagonal") and lows:
-        low, high = min(lows), max(highs)
-        ax.plot([low, high], [low, high], color="0.4", linestyle="--", linewidth=1, label="y = x")
+    span = (min(lows), max(highs)) if lows else None
+    limits = data.get("limits")
+    if limits is not None:
+        low, high = (float(v) for v in limits)
+        if not low < high:
+            raise ValueError(f"limits must be two numbers, low < high, not {limits!r}")
+        ax.set_xlim(low, high)
+        ax.set_ylim(low, high)
+        span = (low, high)
+    if data.get("diagonal") and span is not None:
+        ax.plot(span, span, color="0.4", linestyle="--", linewidth=1, label="y = x")
     if not lows:
         _empty(ax)
     _legend(ax, len(series) + bool(data.get("diagonal")))

@@ -156,18 +156,36 @@ def alpha(
         return math.nan
 
 
+def reliability_bins(
+    truth: NDArray[Any], probability: NDArray[Any], bins: int
+) -> list[tuple[float, float, int]]:
+    """The reliability diagram's points: per non-empty equal-width bin of ``probability`` (in
+    [0, 1]), its mean probability, its share of positive items and its item count, in bin order.
+
+    A calibrated judge's points lie on the diagonal; :func:`expected_calibration_error` is their
+    item-weighted mean distance from it.
+    """
+    which = np.clip((probability * bins).astype(int), 0, bins - 1)
+    out = []
+    for b in range(bins):
+        inside = which == b
+        if inside.any():
+            out.append(
+                (
+                    float(probability[inside].mean()),
+                    float(np.mean(truth[inside] == 1)),
+                    int(inside.sum()),
+                )
+            )
+    return out
+
+
 def expected_calibration_error(truth: NDArray[Any], probability: NDArray[Any], bins: int) -> float:
     """ECE: the item-weighted mean of |mean probability - positive rate| over equal-width bins."""
     if len(truth) == 0:
         return math.nan
-    which = np.clip((probability * bins).astype(int), 0, bins - 1)
-    total = 0.0
-    for b in range(bins):
-        inside = which == b
-        if inside.any():
-            gap = abs(float(probability[inside].mean()) - float(np.mean(truth[inside] == 1)))
-            total += inside.sum() * gap
-    return total / len(truth)
+    points = reliability_bins(truth, probability, bins)
+    return sum(count * abs(mean - rate) for mean, rate, count in points) / len(truth)
 
 
 def bootstrap_rows(
