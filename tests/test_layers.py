@@ -119,6 +119,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "probes._length",
         "probes._pairwise",
         "probes._params",
+        "probes._permutation_design",
         "probes.agreement",
         "probes.base",
         "probes.bypass",

@@ -23,14 +23,13 @@ the base scores once those are known, and asks for every order of every tuple.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
-from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
+from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
@@ -50,6 +49,13 @@ from judgeprobe.probes._decisions import (
     with_counts,
 )
 from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
+from judgeprobe.probes._permutation_design import (
+    Judged,
+    KTuple,
+    Level,
+    PermutationDesign,
+    order_role,
+)
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -62,7 +68,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
-from judgeprobe.rubrics import NEUTRAL, Decision, Rubric
+from judgeprobe.rubrics import NEUTRAL, Rubric
 from judgeprobe.stats import (
     clustered_proportion,
     mcnemar_exact,
@@ -77,22 +83,10 @@ from judgeprobe.transforms.concat import (
     JOIN_STYLES,
     Join,
     JoinStyle,
-    permute,
     score_orders,
 )
 
 Levels = Literal["decision", "quantile"]
-
-
-@dataclass(frozen=True, slots=True)
-class KTuple:
-    """One drawn k-tuple: its part ids and the orders it is judged in (positions of parts)."""
-
-    parts: tuple[str, ...]
-    orders: Mapping[str, tuple[int, ...]]
-
-    def ordered(self, order: str) -> list[str]:
-        return permute(self.parts, self.orders[order])
 
 
 MIDDLE = (NEUTRAL, "middle")
@@ -101,47 +95,14 @@ CLASS_FINDINGS = ("positional_bias", "primacy_share", "first_part_match", "last_
 can rarely flip, and a bias of 0 would read as a pass the sample cannot support."""
 
 
-@dataclass(frozen=True, slots=True)
-class Level:
-    """One level of the balanced sample: how many items it has, wants and gave."""
-
-    level: str
-    available: int
-    wanted: int
-    sampled: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class PermutationDesign:
-    """The items and, once drawn from the base scores, the balanced sample and the tuples.
-
-    The first stage has only the items (``drawn`` False); :meth:`PermutationProbe.refine`
-    adds the levels of the sample, its items (``pool``), the tuples per k (in the order of
-    ``ks``) with the orders each is judged in, and the notes the drawing made.
-    """
-
-    items: tuple[PointwiseItem, ...]
-    drawn: bool = False
-    levels: tuple[Level, ...] = ()
-    pool: tuple[str, ...] = ()
-    tuples: Mapping[int, tuple[KTuple, ...]] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Judged:
-    """The ok verdict of one order of a tuple: its score and its decision."""
-
-    score: float
-    decision: Decision
-
-
-def order_role(k: int, index: int, order: str) -> Role:
-    """The role of the ``index``-th k-tuple concatenated in ``order``."""
-    return ("concat", k, index, order)
+__all__ = [
+    "Judged",
+    "KTuple",
+    "Level",
+    "PermutationDesign",
+    "PermutationProbe",
+    "order_role",
+]
 
 
 @register_probe
