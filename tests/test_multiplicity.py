@@ -22,8 +22,10 @@ from judgeprobe.data.items import PairwiseItem, Vote
 from judgeprobe.engine.store import RunStore
 from judgeprobe.family import adjust_family, headline_thresholds, is_slice
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes.base import Finding, ProbeResult, Threshold
+from judgeprobe.probes.base import Finding, Probe, ProbeResult, Threshold
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.length_null import LengthNullProbe
+from judgeprobe.probes.position import PositionProbe
 from judgeprobe.report import build_card, validate_card
 from judgeprobe.rubrics import get_rubric
 from judgeprobe.running import analyze_offline
@@ -150,25 +152,36 @@ def _sliced_items() -> list[PairwiseItem]:
     return items
 
 
-def test_probes_gate_their_slices_with_the_headline_threshold_by_default() -> None:
-    """What the pairwise probes do on their own: the per-category findings carry a threshold."""
-    result = analyze_offline(
-        HumanAgreementProbe(judge_source="recorded"), _sliced_items(), get_rubric("preference")
-    )
+@pytest.mark.parametrize(
+    "probe",
+    [
+        HumanAgreementProbe(judge_source="recorded"),
+        LengthNullProbe(judge_source="recorded"),
+        PositionProbe(judge_source="recorded"),
+    ],
+    ids=lambda p: p.name,
+)
+def test_the_pairwise_probes_report_their_slices_as_information(probe: Probe) -> None:
+    result = analyze_offline(probe, _sliced_items(), get_rubric("preference"))
     sliced = [f for f in result.findings if is_slice(f)]
-    assert sliced and all(f.threshold is not None for f in sliced if f.name.startswith("judge_"))
-
-
-def test_the_audit_treats_slices_as_information_and_keeps_the_headline_gated() -> None:
-    result = analyze_offline(
-        HumanAgreementProbe(judge_source="recorded"), _sliced_items(), get_rubric("preference")
-    )
-    judged = headline_thresholds(result, {})
-    sliced = [f for f in judged.findings if is_slice(f)]
-    assert {f.labels["category"] for f in sliced} == {"math", "writing"}
     assert {f.status for f in sliced} <= {"info", "n/a"}
-    headline = judged.finding("judge_human_majority_agreement")
-    assert headline.threshold is not None and headline.status in ("fail", "warn")
+    gated = [f for f in result.findings if f.threshold is not None]
+    assert all(not is_slice(f) for f in gated)
+    if probe.name != "position":  # the recorded votes carry no swap protocol: no finding
+        assert {f.labels.get("category") for f in sliced} == {"math", "writing"}
+        assert gated
+
+
+def test_the_audit_does_not_gate_a_slice_by_its_probe_default() -> None:
+    """A plugin probe that puts its headline threshold on its slices: the audit drops it there."""
+    findings = [
+        Finding("flip_rate", proportion(60, 100), "all items", {}, FLIP),
+        Finding("flip_rate", proportion(30, 50), "one category", {"category": "math"}, FLIP),
+        Finding("flip_rate", proportion(9, 20), "one turn", {"turn": "2"}, FLIP),
+    ]
+    result = ProbeResult(probe="plugin", kind="invariance", params={}, findings=findings)
+    judged = headline_thresholds(result, {})
+    assert [f.status for f in judged.findings] == ["fail", "info", "info"]
 
 
 def test_a_configured_threshold_gates_the_slices_it_names() -> None:

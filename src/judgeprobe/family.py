@@ -1,8 +1,9 @@
 """The audit's family of gated findings: which findings decide the verdict, and together how.
 
 Headline findings (those with a threshold) form the audit's family. Slices of a measure (one
-category, turn or stratum: a finding whose labels hold one of :data:`SLICE_LABELS`) are
-information: the probe's default threshold is not applied to them, so 40 per-category numbers
+category, turn or stratum: a finding whose labels hold one of
+:data:`~judgeprobe.probes.base.SLICE_LABELS`) are information: the probes report them without a
+threshold, and a plugin's default threshold on one is not applied, so 40 per-category numbers
 cannot fail an audit whose overall number passes. A threshold the config names explicitly
 (``finding`` or ``probe.finding``) gates every finding of that name, slices included.
 
@@ -18,18 +19,10 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from judgeprobe.probes.base import Finding, ProbeResult, Threshold
+from judgeprobe.probes.base import Finding, ProbeResult, Threshold, is_slice
 from judgeprobe.stats.multiplicity import FamilyAdjustment, PvalueSource, holm, pvalue_from_ci
 
-SLICE_LABELS = ("category", "turn", "stratum", "slice")
-"""Label keys that mark a finding as one slice of a measure (per category, turn, stratum)."""
-
 METHOD: Literal["holm"] = "holm"
-
-
-def is_slice(finding: Finding) -> bool:
-    """Whether ``finding`` is one slice of a measure rather than the measure itself."""
-    return any(key in finding.labels for key in SLICE_LABELS)
 
 
 def headline_thresholds(result: ProbeResult, configured: Mapping[str, Threshold]) -> ProbeResult:

@@ -219,6 +219,25 @@ class Finding:
         }
 
 
+SLICE_LABELS = ("category", "turn", "stratum", "slice")
+"""Label keys that mark a finding as one slice of a measure (per category, turn, stratum)."""
+
+
+def is_slice(finding: Finding) -> bool:
+    """Whether ``finding`` is one slice of a measure rather than the measure itself."""
+    return any(key in finding.labels for key in SLICE_LABELS)
+
+
+def slices_as_information(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` with every slice's threshold removed: a slice informs, it does not gate.
+
+    Forty per-category numbers judged against the headline threshold would fail an audit on
+    noise; only the measure over all items decides (an audit config may still gate a slice
+    by naming its finding, see :mod:`judgeprobe.family`).
+    """
+    return [f.with_threshold(None) if is_slice(f) and f.threshold else f for f in findings]
+
+
 FigureKind = Literal["distributions", "scatter", "counts", "heatmap", "intervals"]
 
 
