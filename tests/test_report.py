@@ -672,7 +672,8 @@ def test_markdown_has_summary_what_was_tested_and_each_probe(example: Path) -> N
     text = render_markdown(build_card(example))
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Summary", "## What was tested"]
-    assert headings[2:] == ["## Probe: repetition (invariance) — WARN", "## Calls and tokens"]
+    # its two warns (n=12 each) do not survive the adjustment across the run's 8 gated findings
+    assert headings[2:] == ["## Probe: repetition (invariance) — PASS", "## Calls and tokens"]
     assert (
         "![Scores S\\(P,R\\*l\\) by repetition count l](figures/repetition-repetition-response.png)"
         in text

@@ -35,6 +35,7 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore, run_blocking
 from judgeprobe.engine.lock import StoreLock
 from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.family import adjust_family, headline_thresholds
 from judgeprobe.judge import Judge
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
@@ -353,6 +354,10 @@ async def _run_probes(
             store.put_result(run_id, chosen.name, result.to_dict())
             if result.plan is not None:
                 store.put_plan(run_id, chosen.name, result.plan)
+        # the verdict is decided across the family of every probe's gated findings
+        adjust_family(results.values())
+        for name, result in results.items():
+            store.put_result(run_id, name, result.to_dict())
     except (asyncio.CancelledError, KeyboardInterrupt):
         _finish(store, run_id, engine, "interrupted", "interrupted (Ctrl-C) before it finished")
         raise
@@ -523,17 +528,10 @@ def _skipped_rows(datasets: list[Dataset]) -> list[dict[str, Any]]:
 
 
 def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:
-    """``result`` with the configured thresholds in place of the probe's defaults.
+    """``result`` with the thresholds the audit judges it by (:func:`headline_thresholds`).
 
-    A key ``probe.finding`` beats a key ``finding``. Each finding then decides its status against
-    the threshold it holds, and both are stored with it: the card never judges a finding again.
+    A key ``probe.finding`` beats a key ``finding``; a slice (per category, turn, stratum) keeps
+    no default threshold. Each finding then decides its status against the threshold it holds,
+    and both are stored with it: the card never judges a finding again.
     """
-    if not overrides:
-        return result
-    findings = []
-    for finding in result.findings:
-        # the more specific key wins
-        option = overrides.get(f"{result.probe}.{finding.name}") or overrides.get(finding.name)
-        findings.append(finding if option is None else finding.with_threshold(option.threshold()))
-    result.findings = findings
-    return result
+    return headline_thresholds(result, {k: v.threshold() for k, v in overrides.items()})

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._params import Constraint, check_parameters
+from judgeprobe.stats.multiplicity import FamilyAdjustment
 from judgeprobe.stats.result import Estimate, TestResult
 
 ProbeKind = Literal["invariance", "directional", "agreement", "null"]
@@ -151,7 +152,9 @@ class Finding:
     """One number a probe reports, with its CI, n and the threshold it is judged against.
 
     ``name`` is stable across runs (thresholds are configured by it); ``labels`` say which slice
-    the number is for (e.g. ``{"mode": "P*l,R*l", "l": "4"}``).
+    the number is for (e.g. ``{"mode": "P*l,R*l", "l": "4"}``). ``family`` is set by the audit
+    once every probe has run: how the finding's claim fared among all the audit's gated findings
+    (:mod:`judgeprobe.stats.multiplicity`); None when no adjustment was made.
     """
 
     name: str
@@ -160,6 +163,7 @@ class Finding:
     labels: Mapping[str, str] = field(default_factory=dict)
     threshold: Threshold | None = None
     test: TestResult | None = None
+    family: FamilyAdjustment | None = None
 
     @property
     def status(self) -> Status:
@@ -167,8 +171,17 @@ class Finding:
         :meth:`Threshold.decide`); ``info`` without a threshold, ``n/a`` without an estimate.
 
         A probe's own test that points to the bad side and does not reject its null at the
-        CI's level cannot support a warn or fail: the finding is then inconclusive.
+        CI's level cannot support a warn or fail: the finding is then inconclusive. So is a warn
+        or fail whose claim does not survive the audit's family adjustment (``family``).
         """
+        status = self.unadjusted_status
+        if status in ("warn", "fail") and self.family is not None and not self.family.clears:
+            return "inconclusive"
+        return status
+
+    @property
+    def unadjusted_status(self) -> Status:
+        """The status the finding's own evidence decides, before any family adjustment."""
         if not self.estimate.defined:
             return "n/a"
         if self.threshold is None:
@@ -200,7 +213,29 @@ class Finding:
             "status": self.status,
             "needed_n": self.needed_n,
             "test": None if self.test is None else self.test.to_dict(),
+            "family": None
+            if self.family is None
+            else {**self.family.to_dict(), "unadjusted_status": self.unadjusted_status},
         }
+
+
+SLICE_LABELS = ("category", "turn", "stratum", "slice")
+"""Label keys that mark a finding as one slice of a measure (per category, turn, stratum)."""
+
+
+def is_slice(finding: Finding) -> bool:
+    """Whether ``finding`` is one slice of a measure rather than the measure itself."""
+    return any(key in finding.labels for key in SLICE_LABELS)
+
+
+def slices_as_information(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` with every slice's threshold removed: a slice informs, it does not gate.
+
+    Forty per-category numbers judged against the headline threshold would fail an audit on
+    noise; only the measure over all items decides (an audit config may still gate a slice
+    by naming its finding, see :mod:`judgeprobe.family`).
+    """
+    return [f.with_threshold(None) if is_slice(f) and f.threshold else f for f in findings]
 
 
 FigureKind = Literal["distributions", "scatter", "counts", "heatmap", "intervals"]

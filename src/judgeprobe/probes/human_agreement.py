@@ -64,6 +64,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
     Threshold,
     pairwise_items,
+    slices_as_information,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.stats import Estimate
@@ -231,7 +232,7 @@ class HumanAgreementProbe(Probe):
             probe=self.name,
             kind=self.kind,
             params=self.params(),
-            findings=findings,
+            findings=slices_as_information(findings),
             figures=[figure],
             tables={"agreement": rows, "excluded": excluded, "judge_source": self.judge_source},
             notes=[n for n in notes if n],

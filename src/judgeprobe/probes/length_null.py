@@ -86,6 +86,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
     Threshold,
     pairwise_items,
+    slices_as_information,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
@@ -367,7 +368,7 @@ class LengthNullProbe(Probe):
             probe=self.name,
             kind=self.kind,
             params=self.params(),
-            findings=findings,
+            findings=slices_as_information(findings),
             figures=[_bins_figure(list(overall_bins.values()))],
             tables=tables,
             notes=notes,

@@ -59,6 +59,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
     Threshold,
     pairwise_items,
+    slices_as_information,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.stats import Estimate, clustered_proportion, mcnemar_exact
@@ -187,7 +188,7 @@ class PositionProbe(Probe):
             probe=self.name,
             kind=self.kind,
             params=self.params(),
-            findings=findings,
+            findings=slices_as_information(findings),
             figures=[figure],
             tables={
                 "swap_table": {
@@ -296,7 +297,7 @@ class PositionProbe(Probe):
             probe=self.name,
             kind=self.kind,
             params=self.params(),
-            findings=findings,
+            findings=slices_as_information(findings),
             tables={"excluded": excluded, "recorded_swap_protocol": protocol},
             notes=notes,
         )

@@ -46,6 +46,7 @@ def finding_entry(
         "certainty": _certainty(stored.status, ci, threshold),
         "needed_n": stored.needed_n,
         "test": None if stored.test is None else stored.test.model_dump(),
+        "family": None if stored.family is None else stored.family.model_dump(),
     }
     finding["sentence"] = finding_sentence(finding)
     return finding
@@ -97,6 +98,14 @@ def certainty_phrase(finding: Mapping[str, Any]) -> str:
     ci = finding.get("ci") or {}
     level = f"{round(float(ci.get('level') or 0.95) * 100):d}%"
     certainty = finding.get("certainty")
+    family = finding.get("family") or {}
+    adjusted_away = family.get("unadjusted_status") in ("warn", "fail")
+    if finding.get("status") == "inconclusive" and adjusted_away:
+        return (
+            f"its own evidence says {family['unadjusted_status']}, but not once the "
+            f"{family.get('family_size')} gated findings are decided together "
+            f"({family.get('method')}: adjusted p = {fmt_number(family.get('adjusted_pvalue'))})"
+        )
     if finding.get("status") == "inconclusive" and certainty == "clear":
         return f"the {level} CI is decided, but the probe's own test does not reject its null"
     if certainty == "clear":

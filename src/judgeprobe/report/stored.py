@@ -54,6 +54,19 @@ class StoredTest(_Stored):
     n: int
 
 
+class StoredFamily(_Stored):
+    """How a finding fared in its audit's family of gated findings (absent in older stores)."""
+
+    method: str
+    family_size: int
+    bound: Literal["warn", "fail"]
+    pvalue: float
+    adjusted_pvalue: float
+    alpha: float
+    source: str
+    unadjusted_status: Status
+
+
 class StoredFinding(_Stored):
     """One finding with the status the audit decided for it."""
 
@@ -69,6 +82,8 @@ class StoredFinding(_Stored):
     status: Status
     needed_n: int | None = None
     test: StoredTest | None = None
+    family: StoredFamily | None = None
+    """None in stores written before the family adjustment: no adjustment was made."""
 
     @model_validator(mode="before")
     @classmethod

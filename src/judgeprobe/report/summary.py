@@ -10,6 +10,7 @@ from judgeprobe.report.sections import KIND_QUESTIONS
 from judgeprobe.report.statuses import kind_rank, tally, worst
 
 STATUS_ORDER = ("fail", "warn", "inconclusive", "n/a", "pass", "info")
+_METHOD_NAMES = {"holm": "Holm's step-down"}
 EVIDENCE_ORDER = ("fail", "warn", "pass", "inconclusive", "n/a", "info")
 """Which finding speaks for a probe in the summary: the worst decided one (the probe's status),
 an inconclusive one only when none is decided."""
@@ -36,10 +37,12 @@ def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
     counts = tally(s["status"] for s in statements)
     counts["info"] = sum(p["counts"]["info"] for p in probes)
     overall = overall_status(card)
+    family = multiplicity(probes)
     kinds = sorted({p["kind"] for p in probes}, key=kind_rank)
     return {
         "overall": overall,
-        "headline": _headline(overall, counts, statements, card["run"]),
+        "headline": _headline(overall, counts, statements, card["run"], family),
+        "multiplicity": family,
         "counts": counts,
         "probes": [
             {
@@ -64,8 +67,27 @@ def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def multiplicity(probes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """How the audit decided its gated findings together: method, family size and the
+    family-wise error rate; None for a run stored before the adjustment (none was made)."""
+    for probe in probes:
+        for finding in probe["findings"]:
+            family = finding.get("family")
+            if family:
+                return {
+                    "method": family["method"],
+                    "family_size": family["family_size"],
+                    "alpha": family["alpha"],
+                }
+    return None
+
+
 def _headline(
-    overall: str, counts: Mapping[str, int], statements: Sequence[Mapping[str, Any]], run: Any
+    overall: str,
+    counts: Mapping[str, int],
+    statements: Sequence[Mapping[str, Any]],
+    run: Any,
+    family: Mapping[str, Any] | None = None,
 ) -> str:
     """The one-line verdict: the tallies, the borderline share of the flagged, an incomplete run."""
     assessed = counts["pass"] + counts["warn"] + counts["fail"]
@@ -94,6 +116,12 @@ def _headline(
         text += (
             f" {borderline} of the {len(flagged)} failing or warning checks {verb} borderline"
             " (the confidence interval crosses a threshold)."
+        )
+    if family is not None:
+        text += (
+            f" The {family['family_size']} gated findings are decided together"
+            f" ({_METHOD_NAMES.get(family['method'], family['method'])}, family-wise error"
+            f" {family['alpha']:.0%}); slices are information."
         )
     if run["state"] != "complete":
         text += f" The run is incomplete ({run['reason']}): findings cover only what was judged."
