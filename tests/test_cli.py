@@ -199,7 +199,7 @@ def test_data_and_file_names_in_the_score_summary_are_printed_as_written(tmp_pat
 
 
 def test_fail_on_warn_turns_a_warning_into_a_failing_exit_code(tmp_path: Path) -> None:
-    config = {**AUDIT, "out": "out", "thresholds": {"positional_bias": {"warn": -1.0}}}
+    config = {**AUDIT, "out": "out", "thresholds": {"decision_flip_rate": {"warn": -1.0}}}
     (tmp_path / "audit.yaml").write_text(json.dumps(config))
     never = _cli("audit", "audit.yaml", "--fail-on", "never", cwd=tmp_path)
     assert never.returncode == 0, never.stderr
