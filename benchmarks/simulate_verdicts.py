@@ -290,8 +290,11 @@ def accurate_judge(q: float) -> Callable[[int], JudgeFn]:
 OTHER: dict[PairwiseChoice, PairwiseChoice] = {"A": "B", "B": "A", "tie": "tie"}
 
 
-def pairwise_items(seed: int, n: int, longer_better: float = 0.7) -> list[Item]:
-    """Pairs whose lengths differ by 20-60 %, the better one longer with ``longer_better``.
+def pairwise_items(
+    seed: int, n: int, longer_better: float = 0.7, matched: float = 0.0
+) -> list[Item]:
+    """Pairs whose lengths differ by 20-60 %, the better one longer with ``longer_better``; a
+    share ``matched`` of them are length-matched instead (lengths within 10 %).
 
     Three human votes follow the better response, each right with probability 0.9. Each text
     ends with its quality (1 better, 0 worse), which the synthetic judges read.
@@ -300,7 +303,9 @@ def pairwise_items(seed: int, n: int, longer_better: float = 0.7) -> list[Item]:
     out: list[Item] = []
     for k in range(n):
         long_n = rng.randint(300, 900)
-        short_n = round(long_n * (1 - rng.uniform(0.2, 0.6)))
+        is_matched = matched > 0 and rng.random() < matched
+        gap = rng.uniform(0.0, 0.1) if is_matched else rng.uniform(0.2, 0.6)
+        short_n = round(long_n * (1 - gap))
         a_longer = rng.random() < 0.5
         longer: PairwiseChoice = "A" if a_longer else "B"
         better = longer if rng.random() < longer_better else OTHER[longer]
@@ -489,15 +494,16 @@ def families(size: float = 1.0, resamples: int = RESAMPLES) -> tuple[Family, ...
         Family(
             "length_null",
             PREFERENCE,
-            lambda seed: pairwise_items(seed, pairs),
+            lambda seed: pairwise_items(seed, pairs, matched=0.5),
             lambda: LengthNullProbe(compare_units=(), n_resamples=resamples),
             length_judge,
             longer_judge(0.97),
             "null_judge_agreement",
             {},
             _fixed(0.97),
-            f"{pairs} pairs (gaps 20-60 %, the better one longer in 70 %); null: follows "
-            "quality (right 90 %); effect: picks the longer with q = 0.97",
+            f"{pairs} pairs (half length-matched, gaps under 10 %; half 20-60 %; the better one "
+            "longer in 70 %); null: follows quality (right 90 %); effect: picks the longer with "
+            "q = 0.97 (gated: judge minus null on the matched bins)",
         ),
     )
 
