@@ -79,6 +79,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "engine.lock",
         "engine.progress",
         "engine.store",
+        "engine.store_base",
         "engine.store_plans",
         "engine.store_skipped",
         "judges",

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from judgeprobe._hashing import canonical_json
+from judgeprobe.engine.store_base import FRESH_START
 from judgeprobe.engine.store_plans import PLANS_SCHEMA, PlanStore
 from judgeprobe.engine.store_skipped import SKIPPED_ROWS_SCHEMA, SkippedRowsStore
 from judgeprobe.errors import StoreError
@@ -94,7 +95,6 @@ _TABLES: dict[str, tuple[str, ...]] = {
     "results": ("run_id", "name", "body"),
 }
 """Every table of a run store and its columns, in order: what an existing file must hold."""
-_FRESH_START = "use another --out, or delete the file to start afresh"
 
 
 class RunStore(PlanStore, SkippedRowsStore):
@@ -150,7 +150,7 @@ class RunStore(PlanStore, SkippedRowsStore):
         elif not version.strip().isdigit():
             raise StoreError(
                 f"{self.path}: the run store's schema version {version!r} is not a number; "
-                f"the file was altered ({_FRESH_START})"
+                f"the file was altered ({FRESH_START})"
             )
         else:
             self._migrate(version)
@@ -190,40 +190,21 @@ class RunStore(PlanStore, SkippedRowsStore):
         if not set(tables) & set(_TABLES):
             raise StoreError(
                 f"{self.path}: an SQLite file that is not a judgeprobe run store (its tables: "
-                f"{', '.join(sorted(tables))}); {_FRESH_START}"
+                f"{', '.join(sorted(tables))}); {FRESH_START}"
             )
         missing = [name for name in _TABLES if name not in tables]
         if missing:
             raise StoreError(
                 f"{self.path}: the run store lacks the table(s) {', '.join(missing)}; the file "
-                f"was damaged or altered ({_FRESH_START})"
+                f"was damaged or altered ({FRESH_START})"
             )
         for name, columns in _TABLES.items():
             if tables[name] != columns:
                 raise StoreError(
                     f"{self.path}: the run store's table {name!r} has the columns "
                     f"{', '.join(tables[name])}, not {', '.join(columns)}; the file was altered "
-                    f"({_FRESH_START})"
+                    f"({FRESH_START})"
                 )
-
-    def _execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """Run one statement; an SQLite failure (a damaged file, a full disk) is a StoreError."""
-        try:
-            return self._db.execute(sql, parameters)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
-
-    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
-        """Every row of a query, read in full (an SQLite failure is a StoreError)."""
-        try:
-            return self._db.execute(sql, parameters).fetchall()
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: the run store cannot be read ({exc})") from exc
-
-    def _damaged(self, what: str, exc: Exception) -> StoreError:
-        return StoreError(
-            f"{self.path}: the run store is damaged: {what} cannot be read ({exc}); {_FRESH_START}"
-        )
 
     def __enter__(self) -> RunStore:
         return self

@@ -9,15 +9,12 @@ the store alone (:func:`judgeprobe.running.reanalyze`). :class:`PlanStore` holds
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from judgeprobe import _codec
 from judgeprobe._hashing import canonical_json
-from judgeprobe.errors import StoreError
+from judgeprobe.engine.store_base import StoreBase
 from judgeprobe.plan import Plan, ProbeContext, Role, check_role
-from judgeprobe.redaction import Redactor
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 
@@ -46,20 +43,10 @@ CREATE TABLE IF NOT EXISTS plan_roles (
 """The tables of the plans: one row per probe and run, one per request and role."""
 
 
-class PlanStore:
+class PlanStore(StoreBase):
     """The plan methods of :class:`~judgeprobe.engine.store.RunStore` (a mixin)."""
 
-    path: str
-    redactor: Redactor
-    _db: sqlite3.Connection
-
     if TYPE_CHECKING:  # provided by RunStore
-
-        def _execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor: ...
-
-        def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]: ...
-
-        def _damaged(self, what: str, exc: Exception) -> StoreError: ...
 
         def register_rubric(self, rubric: Rubric) -> None: ...
 
@@ -95,18 +82,13 @@ class PlanStore:
             self.redactor.text(_codec.dumps(plan.context)),
             self.redactor.text(_codec.dumps(plan.design)),
         )
-        self._execute("BEGIN")
-        try:
-            self._db.execute("DELETE FROM plan_roles WHERE run_id = ? AND probe = ?", head[:2])
-            self._db.execute("INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?, ?)", head)
-            self._db.executemany("INSERT INTO plan_roles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", roles)
-        except sqlite3.Error as exc:
-            self._db.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._execute("COMMIT")
+        self._transaction(
+            [
+                ("DELETE FROM plan_roles WHERE run_id = ? AND probe = ?", head[:2]),
+                ("INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?, ?)", head),
+            ],
+            [("INSERT INTO plan_roles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", roles)],
+        )
 
     def plan(self, run_id: int, name: str) -> Plan[Any] | None:
         """The plan of probe ``name`` stored with run ``run_id``; None when none was stored

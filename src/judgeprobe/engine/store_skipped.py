@@ -8,12 +8,10 @@ and show the first of them. :class:`SkippedRowsStore` holds the
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from judgeprobe.errors import StoreError
-from judgeprobe.redaction import Redactor
+from judgeprobe.engine.store_base import StoreBase
 
 SKIPPED_ROWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS skipped_rows (
@@ -30,18 +28,8 @@ CREATE TABLE IF NOT EXISTS skipped_rows (
 """The table of the data rows each run left out, in the order recorded."""
 
 
-class SkippedRowsStore:
+class SkippedRowsStore(StoreBase):
     """The skipped-row methods of :class:`~judgeprobe.engine.store.RunStore` (a mixin)."""
-
-    path: str
-    redactor: Redactor
-    _db: sqlite3.Connection
-
-    if TYPE_CHECKING:  # provided by RunStore
-
-        def _execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor: ...
-
-        def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]: ...
 
     def put_skipped_rows(self, run_id: int, rows: Iterable[Mapping[str, Any]]) -> None:
         """Record the data rows run ``run_id`` left out, in one transaction.
@@ -64,16 +52,7 @@ class SkippedRowsStore:
         ]
         if not values:
             return
-        self._execute("BEGIN")
-        try:
-            self._db.executemany("INSERT INTO skipped_rows VALUES (?, ?, ?, ?, ?, ?, ?)", values)
-        except sqlite3.Error as exc:
-            self._db.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._execute("COMMIT")
+        self._transaction(many=[("INSERT INTO skipped_rows VALUES (?, ?, ?, ?, ?, ?, ?)", values)])
 
     def count_skipped_rows(self, run_id: int) -> int:
         """How many data rows run ``run_id`` left out."""

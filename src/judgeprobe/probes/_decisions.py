@@ -134,6 +134,20 @@ def base_scores(items: Sequence[PointwiseItem], verdicts: Verdicts) -> BaseScore
     return BaseScores(scores, statuses, statuses["missing"] == 0, len(items))
 
 
+def drawable_base(
+    items: Sequence[PointwiseItem], drawn: bool, verdicts: Verdicts
+) -> BaseScores | None:
+    """The base scores a probe's second stage draws from, or None when there is nothing to draw.
+
+    None once the second stage is drawn (the plan is complete), and None while a base verdict is
+    missing (nothing to draw from: the probe's ``analyze`` then refuses the plan).
+    """
+    if drawn:
+        return None
+    base = base_scores(items, verdicts)
+    return base if base.complete else None
+
+
 def base_notes(base: BaseScores) -> list[str]:
     """A note on the items excluded for want of a base score, if any."""
     if not base.excluded:

@@ -70,6 +70,7 @@ from judgeprobe.probes._decisions import (
     concatenation_request,
     decide,
     draw_tuples,
+    drawable_base,
     human_label_scale,
     pointwise,
     probe_rng,
@@ -372,14 +373,11 @@ class BypassProbe(Probe):
     def refine(self, plan: Plan[BypassDesign], verdicts: Verdicts) -> Plan[BypassDesign] | None:
         """Stage 2: the concatenations drawn from the classes and the base decisions.
 
-        None once they are drawn, and None while a base verdict is missing (there is nothing to
-        draw from; :meth:`analyze` then refuses the plan).
+        None when there is nothing (more) to draw (:func:`drawable_base`).
         """
         design, ctx = plan.design, plan.context
-        if design.drawn:
-            return None
-        base = base_scores(design.items, verdicts)
-        if not base.complete:
+        base = drawable_base(design.items, design.drawn, verdicts)
+        if base is None:
             return None
         drawn = self.draw(design, base, ctx)
         by_id = {item.id: item for item in drawn.items}

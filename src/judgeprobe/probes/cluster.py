@@ -50,6 +50,7 @@ from judgeprobe.probes._decisions import (
     decide,
     distance_threshold,
     draw_tuples,
+    drawable_base,
     is_flip,
     pointwise,
     probe_rng,
@@ -273,14 +274,11 @@ class ClusterProbe(Probe):
     def refine(self, plan: Plan[ClusterDesign], verdicts: Verdicts) -> Plan[ClusterDesign] | None:
         """Stage 2: the clusters drawn from the base scores and their concatenations.
 
-        None once they are drawn, and None while a base verdict is missing (there is nothing to
-        draw from; :meth:`analyze` then refuses the plan).
+        None when there is nothing (more) to draw (:func:`drawable_base`).
         """
         design, ctx = plan.design, plan.context
-        if design.drawn:
-            return None
-        base = base_scores(design.items, verdicts)
-        if not base.complete:
+        base = drawable_base(design.items, design.drawn, verdicts)
+        if base is None:
             return None
         drawn = self.draw(design, base, ctx)
         by_id = {item.id: item for item in drawn.items}

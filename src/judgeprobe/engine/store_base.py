@@ -1,0 +1,66 @@
+"""What every part of the run store shares: its file, its redactor and its SQL, with errors.
+
+:class:`~judgeprobe.engine.store.RunStore` is assembled from parts (:mod:`.store_plans`,
+:mod:`.store_skipped`) that each own some tables; they run their SQL through the methods here,
+so an SQLite failure is a :class:`~judgeprobe.errors.StoreError` naming the file wherever it
+happens, and a write of many rows is one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from judgeprobe.errors import StoreError
+from judgeprobe.redaction import Redactor
+
+FRESH_START = "use another --out, or delete the file to start afresh"
+
+
+class StoreBase:
+    """The connection, the redactor and the error handling of a run store."""
+
+    path: str
+    redactor: Redactor
+    _db: sqlite3.Connection
+
+    def _execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement; an SQLite failure (a damaged file, a full disk) is a StoreError."""
+        try:
+            return self._db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
+
+    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a query, read in full (an SQLite failure is a StoreError)."""
+        try:
+            return self._db.execute(sql, parameters).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: the run store cannot be read ({exc})") from exc
+
+    def _damaged(self, what: str, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{self.path}: the run store is damaged: {what} cannot be read ({exc}); {FRESH_START}"
+        )
+
+    def _transaction(
+        self,
+        statements: Sequence[tuple[str, Sequence[Any]]] = (),
+        many: Sequence[tuple[str, Sequence[Sequence[Any]]]] = (),
+    ) -> None:
+        """Run ``statements``, then each of ``many`` over its rows, in one transaction: all of
+        it is written or none (an SQLite failure is a StoreError, anything else is re-raised)."""
+        self._execute("BEGIN")
+        try:
+            for sql, parameters in statements:
+                self._db.execute(sql, parameters)
+            for sql, rows in many:
+                self._db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            self._db.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: the run store cannot be used ({exc})") from exc
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._execute("COMMIT")
