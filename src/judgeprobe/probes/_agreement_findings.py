@@ -24,6 +24,7 @@ from judgeprobe.probes._agreement_data import (
     strict_majority_code,
 )
 from judgeprobe.probes.base import Finding
+from judgeprobe.stats import Estimate
 from judgeprobe.stats import agreement as agreement_rate
 from judgeprobe.stats import classification as cls
 
@@ -235,13 +236,7 @@ def rater_findings(
                 out.append(
                     Finding(
                         "stratum_accuracy",
-                        agreement_rate(
-                            b.judge[rows].tolist(),
-                            b.truth[rows].tolist(),
-                            clusters=[b.clusters[k] for k in rows],
-                            confidence_level=level,
-                            seed=seed,
-                        ),
+                        _accuracy_on(b, rows.tolist(), confidence_level=level, seed=seed),
                         f"Accuracy on items whose raters are {stratum}.",
                         {"stratum": stratum},
                     )
@@ -261,15 +256,20 @@ def category_findings(
         out.append(
             Finding(
                 "category_accuracy",
-                agreement_rate(
-                    b.judge[rows].tolist(),
-                    b.truth[rows].tolist(),
-                    clusters=[b.clusters[k] for k in rows],
-                    confidence_level=confidence_level,
-                    seed=seed,
-                ),
+                _accuracy_on(b, rows, confidence_level=confidence_level, seed=seed),
                 "Accuracy in one category (information; never decides the verdict).",
                 {"category": str(category)},
             )
         )
     return out
+
+
+def _accuracy_on(b: Binary, rows: list[int], *, confidence_level: float, seed: int) -> Estimate:
+    """The judge's accuracy on the items ``rows``, clustered as the whole data is."""
+    return agreement_rate(
+        b.judge[rows].tolist(),
+        b.truth[rows].tolist(),
+        clusters=[b.clusters[k] for k in rows],
+        confidence_level=confidence_level,
+        seed=seed,
+    )
