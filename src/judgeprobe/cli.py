@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judgeprobe.cli_compare import compare as compare_command
 from judgeprobe.errors import JudgeprobeError
 
 app = typer.Typer(
@@ -404,6 +405,9 @@ def _print_summary(card_doc: dict[str, Any]) -> None:
             f"  [{style}]{escape(f'{status:>4}')}[/] {escape(str(probe.get('name')))}: "
             f"{escape(str(probe.get('sentence', '')))}"
         )
+
+
+app.command("compare")(compare_command)
 
 
 def main() -> None:

@@ -1,0 +1,295 @@
+"""The comparison document: each finding of two or more runs side by side, with its difference.
+
+The first run is the baseline; every other run is a candidate compared with it. For each
+finding both runs report (matched by probe, finding name and labels) the difference is
+``candidate - baseline``: paired on the units both runs share when both are run stores whose
+per-unit outcomes are known (:mod:`judgeprobe.compare.units`), else unpaired from the two
+intervals (:func:`~judgeprobe.stats.comparison.unpaired_difference`), and the document says which.
+
+The differences are one family: their p-values are adjusted together by Holm's step-down
+procedure (as the audit adjusts its gated findings), so the chance that *any* "better" or
+"worse" is a false alarm stays at ``alpha``. The word of a difference:
+
+* ``worse`` / ``better``: the adjusted p-value is below ``alpha`` and the difference points to
+  the finding's bad / good side (its threshold's ``higher_is_worse``);
+* ``changed``: the same evidence, for a finding without a threshold (no side is bad);
+* ``no evidence``: the adjusted p-value is not below ``alpha``;
+* ``n/a``: no difference could be computed (an estimate is undefined in either run).
+
+Runs on different data, on rubrics of different kinds, or whose shared probes ran with other
+parameters are refused (:class:`~judgeprobe.errors.ConfigError`, every reason named) unless
+``allow_different_data``; their findings are then compared unpaired.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from judgeprobe._version import __version__
+from judgeprobe.compare.runs import LoadedRun
+from judgeprobe.compare.units import FindingKey, UnitValues, finding_key
+from judgeprobe.errors import ConfigError
+from judgeprobe.stats.comparison import paired_difference, unpaired_difference
+from judgeprobe.stats.multiplicity import holm
+from judgeprobe.stats.result import ConfidenceInterval, Estimate, TestResult
+
+COMPARE_VERSION = "1.0"
+WORDS = ("worse", "better", "changed", "no evidence", "n/a")
+ALPHA = 0.05
+
+
+def build_comparison(
+    runs: Sequence[LoadedRun],
+    *,
+    allow_different_data: bool = False,
+    alpha: float = ALPHA,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The comparison of ``runs`` (the first is the baseline) as a JSON-ready document."""
+    if len(runs) < 2:
+        raise ConfigError(f"compare needs two or more runs, got {len(runs)}")
+    described = [run.describe(i) for i, run in enumerate(runs)]
+    problems = {i: _problems(runs[0], runs[i]) for i in range(1, len(runs))}
+    found = [f"{runs[i].source}: {p}" for i, ps in problems.items() for p in ps]
+    if found and not allow_different_data:
+        raise ConfigError(
+            "cannot compare: " + "; ".join(found) + "; pass --allow-different-data "
+            "(allow_different_data=True) to compare them anyway, unpaired"
+        )
+    comparisons = [
+        _comparison(runs[0], runs[i], i, paired=not problems[i], n_resamples=n_resamples, seed=seed)
+        for i in range(1, len(runs))
+    ]
+    family = [d for c in comparisons for d in c["differences"] if d["test"]["pvalue"] is not None]
+    adjusted = holm([float(d["test"]["pvalue"]) for d in family])
+    for difference, p in zip(family, adjusted, strict=True):
+        difference["adjusted_pvalue"] = p
+    for comparison in comparisons:
+        for difference in comparison["differences"]:
+            difference["word"] = _word(difference, alpha)
+    return {
+        "compare_version": COMPARE_VERSION,
+        "generator": {"tool": "judgeprobe", "version": __version__},
+        "runs": described,
+        "checks": {
+            "problems": found,
+            "allowed": bool(found) and allow_different_data,
+            "notes": [n for i in range(1, len(runs)) for n in _notes(runs[0], runs[i])],
+        },
+        "multiplicity": {
+            "method": "holm",
+            "family_size": len(family),
+            "alpha": alpha,
+            "scope": "every difference with a p-value, over all candidates",
+        },
+        "comparisons": comparisons,
+        "summary": _summary(comparisons),
+    }
+
+
+# -- checks ---------------------------------------------------------------------------------------
+def _problems(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
+    """Why ``candidate`` cannot be paired with ``baseline`` (empty when it can)."""
+    a, b = baseline.describe(0), candidate.describe(1)
+    problems: list[str] = []
+    data_a, data_b = a["data"], b["data"]
+    if not data_a["sha256"] or data_a["sha256"] != data_b["sha256"] or data_a["n"] != data_b["n"]:
+        problems.append(
+            f"different data (data sha256 {data_a['sha256'] or 'unknown'}, n={data_a['n']} "
+            f"against {data_b['sha256'] or 'unknown'}, n={data_b['n']})"
+        )
+    if a["rubric"]["kind"] != b["rubric"]["kind"]:
+        problems.append(
+            f"rubrics of different kinds ({a['rubric']['kind']} against {b['rubric']['kind']}): "
+            "their scores are on different scales"
+        )
+    params_a = baseline.tested.get("probes", {})
+    params_b = candidate.tested.get("probes", {})
+    for name in sorted(set(params_a) & set(params_b)):
+        if params_a[name] != params_b[name]:
+            keys = sorted(
+                k
+                for k in set(params_a[name]) | set(params_b[name])
+                if params_a[name].get(k) != params_b[name].get(k)
+            )
+            problems.append(f"probe {name!r} ran with different parameters ({', '.join(keys)})")
+    return problems
+
+
+def _notes(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
+    a, b = baseline.describe(0), candidate.describe(1)
+    notes: list[str] = []
+    same_judge = a["judge"]["fingerprint"] == b["judge"]["fingerprint"]
+    if same_judge and a["rubric"]["hash"] == b["rubric"]["hash"]:
+        notes.append(
+            f"{candidate.source}: same judge fingerprint ({a['judge']['fingerprint']}) and rubric "
+            "as the baseline: any difference is the judge's run-to-run noise"
+        )
+    if candidate.kind == "card" or baseline.kind == "card":
+        notes.append(
+            f"{candidate.source}: a card file has no per-item outcomes; its findings are "
+            "compared unpaired, from the two confidence intervals (conservative on shared items)"
+        )
+    return notes
+
+
+# -- differences ----------------------------------------------------------------------------------
+def _findings(run: LoadedRun) -> dict[tuple[str, FindingKey], Mapping[str, Any]]:
+    found: dict[tuple[str, FindingKey], Mapping[str, Any]] = {}
+    for section in run.card.get("probes", []):
+        for finding in section.get("findings", []):
+            key = (str(section["name"]), finding_key(finding["name"], finding.get("labels", {})))
+            found.setdefault(key, finding)
+    return found
+
+
+def _comparison(
+    baseline: LoadedRun,
+    candidate: LoadedRun,
+    index: int,
+    *,
+    paired: bool,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    left, right = _findings(baseline), _findings(candidate)
+    differences = []
+    for key in [k for k in left if k in right]:
+        probe, fkey = key
+        units_a = baseline.units.get(probe, {}).get(fkey) if paired else None
+        units_b = candidate.units.get(probe, {}).get(fkey) if paired else None
+        differences.append(
+            _difference(
+                probe, left[key], right[key], units_a, units_b, n_resamples=n_resamples, seed=seed
+            )
+        )
+    only = sorted({p for p, _ in left} ^ {p for p, _ in right})
+    return {
+        "baseline": 0,
+        "candidate": index,
+        "paired": any(d["method"] == "paired" for d in differences),
+        "differences": differences,
+        "unmatched_probes": only,
+    }
+
+
+def _difference(
+    probe: str,
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    units_a: UnitValues | None,
+    units_b: UnitValues | None,
+    *,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    threshold = a.get("threshold") or b.get("threshold")
+    shared = sorted(set(units_a.values) & set(units_b.values)) if units_a and units_b else []
+    if units_a is not None and units_b is not None and len(shared) >= 2:
+        estimate, test = paired_difference(
+            np.array([units_a.values[u] for u in shared]),
+            np.array([units_b.values[u] for u in shared]),
+            units_a.statistic,
+            binary=units_a.binary,
+            n_resamples=n_resamples,
+            confidence_level=_level(a),
+            seed=seed,
+        )
+        method = "paired"
+    else:
+        estimate, test = unpaired_difference(_estimate(a), _estimate(b))
+        method = "unpaired"
+    return {
+        "probe": probe,
+        "finding": str(a["name"]),
+        "labels": dict(a.get("labels", {})),
+        "gated": bool(a.get("headline") or b.get("headline")),
+        "higher_is_worse": None if not threshold else bool(threshold.get("higher_is_worse", True)),
+        "baseline": _side(a),
+        "candidate": _side(b),
+        "difference": estimate.to_dict(),
+        "method": method,
+        "test": _test(test),
+        "adjusted_pvalue": None,
+        "word": "n/a",
+    }
+
+
+def _word(difference: Mapping[str, Any], alpha: float) -> str:
+    adjusted = difference["adjusted_pvalue"]
+    value = difference["difference"]["estimate"]
+    if adjusted is None or value is None:
+        return "n/a"
+    if adjusted >= alpha or value == 0:
+        return "no evidence"
+    higher_is_worse = difference["higher_is_worse"]
+    if higher_is_worse is None:
+        return "changed"
+    return "worse" if (value > 0) == higher_is_worse else "better"
+
+
+def _summary(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    counts = {word: 0 for word in WORDS}
+    for comparison in comparisons:
+        for difference in comparison["differences"]:
+            counts[difference["word"]] += 1
+    worse_gated = [
+        {
+            "candidate": c["candidate"],
+            "probe": d["probe"],
+            "finding": d["finding"],
+            "labels": d["labels"],
+        }
+        for c in comparisons
+        for d in c["differences"]
+        if d["word"] == "worse" and d["gated"]
+    ]
+    parts = [f"{counts[w]} {w}" for w in WORDS if counts[w]]
+    return {
+        "counts": counts,
+        "worse_gated": worse_gated,
+        "headline": (
+            f"{len(worse_gated)} gated finding{'' if len(worse_gated) == 1 else 's'} got worse "
+            f"with evidence; {', '.join(parts) or 'no finding shared'}"
+        ),
+    }
+
+
+# -- values ---------------------------------------------------------------------------------------
+def _level(finding: Mapping[str, Any]) -> float:
+    level = finding.get("ci", {}).get("level")
+    return float(level) if isinstance(level, int | float) else 0.95
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def _estimate(finding: Mapping[str, Any]) -> Estimate:
+    ci = finding.get("ci", {})
+    return Estimate(
+        _number(finding.get("estimate")),
+        ConfidenceInterval(_number(ci.get("low")), _number(ci.get("high")), _level(finding)),
+        int(finding.get("n") or 0),
+    )
+
+
+def _side(finding: Mapping[str, Any]) -> dict[str, Any]:
+    ci = finding.get("ci", {})
+    return {
+        "estimate": finding.get("estimate"),
+        "low": ci.get("low"),
+        "high": ci.get("high"),
+        "n": int(finding.get("n") or 0),
+        "status": str(finding.get("status", "n/a")),
+    }
+
+
+def _test(test: TestResult) -> dict[str, Any]:
+    data = test.to_dict()
+    return {"pvalue": data["pvalue"], "null": data["null"], "n": data["n"]}

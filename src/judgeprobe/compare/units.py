@@ -1,0 +1,113 @@
+"""Per-unit outcomes of a stored probe result, for paired differences between two runs.
+
+A finding is one number over many units (items, mostly); two runs of the same items can only
+be compared *paired* when each finding's value on each unit is known. Those values are read here
+from what the run store holds, the probe's stored plan (design and roles) and its verdicts, never
+from the card's numbers: an :data:`EXTRACTORS` entry per probe turns them into, per finding, the
+units' values and the statistic that makes the finding's estimate from them.
+
+Probes without an extractor (and findings an extractor does not cover) are compared unpaired,
+from the two runs' intervals, and the comparison says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import wasserstein_distance
+
+from judgeprobe.engine.store import RunStore
+from judgeprobe.plan import Plan, Verdicts
+from judgeprobe.probes._decisions import base_scores, decide, is_flip
+from judgeprobe.transforms.concat import MODE_LABELS
+
+LabelsKey = tuple[tuple[str, str], ...]
+FindingKey = tuple[str, LabelsKey]
+"""A finding of one probe result: its name and its labels, sorted."""
+
+
+def finding_key(name: str, labels: Mapping[str, str]) -> FindingKey:
+    """The key a finding is matched by between runs."""
+    return name, tuple(sorted((str(k), str(v)) for k, v in labels.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class UnitValues:
+    """One finding's values per unit, and how the finding's estimate is made from them.
+
+    ``values`` maps a unit (an item id) to its row of values; ``statistic`` maps an ``(m, k)``
+    array of rows to the estimate; ``binary`` says the rows are single 0/1 outcomes whose mean
+    is the estimate (a rate, tested with McNemar).
+    """
+
+    values: Mapping[str, tuple[float, ...]]
+    statistic: Callable[[NDArray[np.float64]], float]
+    binary: bool = False
+
+
+Extractor = Callable[[Plan[Any], Verdicts], dict[FindingKey, UnitValues]]
+
+
+def _mean(rows: NDArray[np.float64]) -> float:
+    return float(rows[:, 0].mean())
+
+
+def _w1(rows: NDArray[np.float64]) -> float:
+    return float(wasserstein_distance(rows[:, 0], rows[:, 1]))
+
+
+def repetition_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+    """The repetition probe's findings per item: (base, repeated) scores, their shift, a flip."""
+    rubric = plan.context.rubric
+    base = base_scores(plan.design.items, verdicts)
+    rows: dict[tuple[str, int], dict[str, tuple[float, float]]] = {}
+    for role in plan.roles("repeat"):
+        _, mode, times, item_id = role
+        before = base.scores.get(str(item_id))
+        after = verdicts.score(role)
+        if before is not None and after is not None:
+            rows.setdefault((str(mode), int(times)), {})[str(item_id)] = (before, after)
+    found: dict[FindingKey, UnitValues] = {}
+    for (mode, times), pairs in rows.items():
+        labels = {"mode": MODE_LABELS[mode], "l": str(times)}  # type: ignore[index]
+        found[finding_key("wasserstein_to_l1", labels)] = UnitValues(pairs, _w1)
+        found[finding_key("mean_shift", labels)] = UnitValues(
+            {unit: (a - b,) for unit, (b, a) in pairs.items()}, _mean
+        )
+        flips = {
+            unit: (float(is_flip(rubric, decide(rubric, b), decide(rubric, a))),)
+            for unit, (b, a) in pairs.items()
+        }
+        found[finding_key("decision_flip_rate", labels)] = UnitValues(flips, _mean, binary=True)
+    return found
+
+
+EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units}
+"""Per-unit outcomes by probe (its registered name)."""
+
+
+def stored_units(store: RunStore, run_id: int, name: str, probe: str) -> dict[FindingKey, UnitValues]:
+    """The per-unit outcomes of result ``name`` (probe ``probe``) of run ``run_id``; empty when
+    the probe has no extractor or the run stored no plan for it."""
+    extractor = EXTRACTORS.get(probe)
+    if extractor is None:
+        return {}
+    plan = store.plan(run_id, name)
+    if plan is None:
+        return {}
+    known = store.get_many(sorted(plan.keys))
+    return extractor(plan, Verdicts(plan, known))
+
+
+__all__ = [
+    "EXTRACTORS",
+    "FindingKey",
+    "UnitValues",
+    "finding_key",
+    "repetition_units",
+    "stored_units",
+]
