@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.cli import app
+from judgeprobe.cli import app, main
 from judgeprobe.compare import compare_runs, validate_comparison, write_comparison
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
+from judgeprobe.report import build_card
 from judgeprobe.request import Request
 
 N_ITEMS = 40
@@ -73,3 +77,203 @@ def audit(folder: Path, score: Any, *, name: str, rows: int = N_ITEMS, offset: i
     )
     judge = CallableJudge(score, name=name, version="1")
     return run_audit(config, judge=judge, write_card=False).store_path
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The steady judge twice, the drifting judge, and the steady judge on other items."""
+    root = tmp_path_factory.mktemp("compare")
+    return {
+        "steady": audit(root / "steady", steady_score, name="steady"),
+        "again": audit(root / "again", steady_score, name="steady"),
+        "drifting": audit(root / "drifting", drifting_score, name="drifting"),
+        "other": audit(root / "other", steady_score, name="steady", offset=100),
+    }
+
+
+def differences(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    for comparison in document["comparisons"]:
+        yield from comparison["differences"]
+
+
+def words(document: Mapping[str, Any]) -> dict[tuple[str, str, str], str]:
+    """``(probe, finding, mode label or "")`` -> word, for the findings without other labels."""
+    return {
+        (d["probe"], d["finding"], d["labels"].get("mode", "")): d["word"]
+        for d in differences(document)
+        if set(d["labels"]) <= {"mode", "l"}
+    }
+
+
+def test_a_planted_effect_on_repeated_responses_is_worse_with_evidence_and_nothing_else_moves(
+    stores: dict[str, Path],
+) -> None:
+    document = compare_runs([stores["steady"], stores["drifting"]])
+
+    found = words(document)
+    for mode in ("P,R*l", "P*l,R*l"):  # the response is repeated: the drifting judge moves
+        assert found["repetition", "decision_flip_rate", mode] == "worse"
+        assert found["repetition", "wasserstein_to_l1", mode] == "worse"
+        assert found["repetition", "mean_shift", mode] == "changed"  # no threshold: no side
+    assert found["repetition", "decision_flip_rate", "P*l,R"] == "no evidence"
+    assert found["repetition", "wasserstein_to_l1", "P*l,R"] == "no evidence"
+    agreement = [d for d in differences(document) if d["probe"] == "agreement"]
+    assert agreement and {d["word"] for d in agreement} <= {"no evidence", "n/a"}
+    flips = next(
+        d
+        for d in differences(document)
+        if d["finding"] == "decision_flip_rate" and d["labels"]["mode"] == "P,R*l"
+    )
+    assert flips["method"] == "paired" and flips["difference"]["n"] == N_ITEMS
+    assert "McNemar" in flips["test"]["null"]
+    assert flips["difference"]["estimate"] > 0 and flips["gated"]
+    assert document["summary"]["worse_gated"]
+    validate_comparison(document)
+
+
+def test_a_paired_difference_is_the_difference_of_the_two_runs_estimates(
+    stores: dict[str, Path],
+) -> None:
+    """The per-item outcomes read from the store remake each finding as the probe made it."""
+    document = compare_runs([stores["steady"], stores["drifting"]])
+
+    paired = [d for d in differences(document) if d["method"] == "paired"]
+    assert len(paired) == 9  # three modes, three findings, at l=2
+    for d in paired:
+        expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
+        assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12), d["finding"]
+
+
+def test_the_family_of_differences_is_adjusted_together_with_holm(
+    stores: dict[str, Path],
+) -> None:
+    document = compare_runs([stores["steady"], stores["drifting"]])
+
+    tested = [d for d in differences(document) if d["test"]["pvalue"] is not None]
+    assert document["multiplicity"]["method"] == "holm"
+    assert document["multiplicity"]["family_size"] == len(tested)
+    assert all(d["adjusted_pvalue"] >= d["test"]["pvalue"] for d in tested)
+    smallest = min(tested, key=lambda d: d["test"]["pvalue"])
+    assert smallest["adjusted_pvalue"] == pytest.approx(
+        min(1.0, len(tested) * smallest["test"]["pvalue"])
+    )
+
+
+def test_an_identical_pair_has_no_evidence_anywhere(stores: dict[str, Path]) -> None:
+    document = compare_runs([stores["steady"], stores["again"]])
+
+    assert {d["word"] for d in differences(document)} <= {"no evidence", "n/a"}
+    assert document["summary"]["worse_gated"] == []
+    assert any("same judge fingerprint" in note for note in document["checks"]["notes"])
+
+
+def test_runs_on_other_data_are_refused_naming_both_data_hashes(stores: dict[str, Path]) -> None:
+    hashes = [compare_runs_data(stores[name]) for name in ("steady", "other")]
+
+    with pytest.raises(ConfigError, match=r"cannot compare: .*different data") as raised:
+        compare_runs([stores["steady"], stores["other"]])
+
+    assert all(h in str(raised.value) for h in hashes)
+    assert "--allow-different-data" in str(raised.value)
+
+
+def compare_runs_data(store: Path) -> str:
+    """The data hash the card of ``store`` records."""
+    return str(build_card(store)["tested"]["data"]["sha256"])
+
+
+def test_other_data_allowed_are_compared_unpaired_and_the_problem_is_shown(
+    stores: dict[str, Path],
+) -> None:
+    document = compare_runs([stores["steady"], stores["other"]], allow_different_data=True)
+
+    assert document["checks"]["allowed"] and document["checks"]["problems"]
+    assert {d["method"] for d in differences(document)} == {"unpaired"}
+
+
+def test_card_files_are_compared_unpaired_and_the_comparison_says_so(
+    stores: dict[str, Path], tmp_path: Path
+) -> None:
+    cards = []
+    for name in ("steady", "drifting"):
+        cards.append(tmp_path / f"{name}.json")
+        cards[-1].write_text(json.dumps(build_card(stores[name])), encoding="utf-8")
+
+    document = compare_runs(cards)
+
+    assert {d["method"] for d in differences(document)} == {"unpaired"}
+    assert any("unpaired" in note for note in document["checks"]["notes"])
+    assert {run["kind"] for run in document["runs"]} == {"card"}
+
+
+def test_one_run_is_not_a_comparison(stores: dict[str, Path]) -> None:
+    with pytest.raises(ConfigError, match="two or more runs"):
+        compare_runs([stores["steady"]])
+
+
+def test_a_path_that_is_no_run_is_named(stores: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+
+    with pytest.raises(ConfigError, match="empty: holds neither a run store"):
+        compare_runs([stores["steady"], tmp_path / "empty"])
+    with pytest.raises(ConfigError, match=r"missing\.sqlite: no such run store"):
+        compare_runs([stores["steady"], tmp_path / "missing.sqlite"])
+
+
+def test_the_files_are_written_and_untrusted_text_stays_inert(
+    stores: dict[str, Path], tmp_path: Path
+) -> None:
+    document = compare_runs([stores["steady"], stores["drifting"]])
+    document["runs"][1]["judge"]["model"] = "<script>alert(1)</script>[x](http://evil)"
+
+    paths = write_comparison(document, tmp_path / "out")
+
+    assert sorted(p.name for p in paths.values()) == [
+        "compare.html",
+        "compare.json",
+        "compare.md",
+    ]
+    html = paths["html"].read_text(encoding="utf-8")
+    assert 'http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;' in html
+    assert "<script" not in html and "&lt;script&gt;" in html
+    markdown = paths["md"].read_text(encoding="utf-8")
+    assert "<script>" not in markdown and "](http" not in markdown
+    assert "| worse |" not in markdown and "| **worse** |" in markdown
+    validate_comparison(json.loads(paths["json"].read_text(encoding="utf-8")))
+
+
+def _cli(*args: str | Path, cwd: Path) -> Result:
+    """``judgeprobe compare ARGS`` in this process, run from ``cwd``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        return CliRunner().invoke(app, ["compare", *map(str, args)])
+
+
+def test_fail_on_worse_exits_1_on_a_regression_and_0_without_one(
+    stores: dict[str, Path], tmp_path: Path
+) -> None:
+    worse = _cli(stores["steady"], stores["drifting"], "--fail-on", "worse", cwd=tmp_path)
+    same = _cli(stores["steady"], stores["again"], "--fail-on", "worse", cwd=tmp_path)
+    ungated = _cli(stores["steady"], stores["drifting"], "--out", "x", cwd=tmp_path)
+
+    assert worse.exit_code == 1, worse.output
+    assert "worse" in worse.output and "decision_flip_rate" in worse.output
+    assert "fingerprint" in worse.output and "data sha256" in worse.output
+    assert (tmp_path / "judgeprobe-compare" / "compare.json").is_file()
+    assert same.exit_code == 0, same.output
+    assert ungated.exit_code == 0 and (tmp_path / "x" / "compare.html").is_file()
+
+
+def test_the_cli_refuses_other_data_in_one_line_and_exit_2(
+    stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(
+        sys, "argv", ["judgeprobe", "compare", str(stores["steady"]), str(stores["other"])]
+    )
+
+    with pytest.raises(SystemExit) as exited:
+        main()
+
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot compare" in err and "different data" in err and "Traceback" not in err

@@ -19,6 +19,7 @@ from types import ModuleType
 import pytest
 
 import judgeprobe
+import judgeprobe.compare
 import judgeprobe.errors
 import judgeprobe.judges
 import judgeprobe.probes
@@ -145,6 +146,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "analyze_offline",
         "build_card",
         "builtin_rubric",
+        "compare_runs",
         "get_rubric",
         "reanalyze",
         "run_audit",
@@ -166,6 +168,16 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "probe_names",
         "register_probe",
         *PROBE_CLASSES,
+    ],
+    judgeprobe.compare: [
+        "COMPARE_VERSION",
+        "WORDS",
+        "ComparisonValidationError",
+        "compare_runs",
+        "compare_schema",
+        "exit_code",
+        "validate_comparison",
+        "write_comparison",
     ],
     judgeprobe.judges: [
         "BaseJudge",

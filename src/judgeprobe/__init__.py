@@ -18,6 +18,7 @@ from judgeprobe.verdict import Verdict, VerdictStatus
 
 if TYPE_CHECKING:
     from judgeprobe.audit import AuditConfig, run_audit
+    from judgeprobe.compare import compare_runs
     from judgeprobe.probes import (
         AgreementProbe,
         BypassProbe,
@@ -41,6 +42,7 @@ _LAZY = {
     "AuditConfig": "judgeprobe.audit",
     "run_audit": "judgeprobe.audit",
     "build_card": "judgeprobe.report",
+    "compare_runs": "judgeprobe.compare",
     "Estimate": "judgeprobe.stats",
     **dict.fromkeys(
         ("analyze_offline", "reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.running"
@@ -117,6 +119,7 @@ __all__ = [
     "analyze_offline",
     "build_card",
     "builtin_rubric",
+    "compare_runs",
     "get_rubric",
     "reanalyze",
     "run_audit",

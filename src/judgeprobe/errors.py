@@ -20,6 +20,7 @@ exception class judgeprobe defines is in this tree (those defined elsewhere name
     ├── StoreError             the run store is unreadable or belongs to another schema version
     │   └── CodecError             _codec: a plan design cannot be written as JSON or read back
     ├── CardValidationError    report.schema: a card does not match the Judge Card schema
+    ├── ComparisonValidationError  compare.schema: a comparison does not match its schema
     └── FigureDataError        report.figures: a figure's data lacks the shape its kind needs (the
                                card says so instead of drawing it); also a ValueError
 

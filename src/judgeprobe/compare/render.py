@@ -93,14 +93,17 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 f"{md(d['method'])} | {fmt_number(d['adjusted_pvalue'])} |"
             )
         if comparison["unmatched_probes"]:
-            lines += ["", "In one run only: " + ", ".join(md(p) for p in comparison["unmatched_probes"])]
+            only = ", ".join(md(p) for p in comparison["unmatched_probes"])
+            lines += ["", f"In one run only: {only}"]
     return "\n".join(lines) + "\n"
 
 
 def render_html(document: Mapping[str, Any]) -> str:
     """The comparison as a self-contained HTML document."""
-    return _environment().get_template("compare.html.j2").render(
-        doc=document, csp=CONTENT_SECURITY_POLICY
+    return (
+        _environment()
+        .get_template("compare.html.j2")
+        .render(doc=document, csp=CONTENT_SECURITY_POLICY)
     )
 
 

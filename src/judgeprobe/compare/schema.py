@@ -36,5 +36,7 @@ def validate_comparison(document: Mapping[str, Any]) -> None:
     validator = Draft202012Validator(compare_schema())
     found = sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.path])
     if found:
-        lines = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in found]
-        raise ComparisonValidationError(f"the comparison does not match {SCHEMA_FILE}: " + "; ".join(lines[:10]))
+        lines = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in found]
+        raise ComparisonValidationError(
+            f"the comparison does not match {SCHEMA_FILE}: " + "; ".join(lines[:10])
+        )

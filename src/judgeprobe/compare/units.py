@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import wasserstein_distance
 
 from judgeprobe.engine.store import RunStore
 from judgeprobe.plan import Plan, Verdicts
@@ -39,25 +38,28 @@ def finding_key(name: str, labels: Mapping[str, str]) -> FindingKey:
 class UnitValues:
     """One finding's values per unit, and how the finding's estimate is made from them.
 
-    ``values`` maps a unit (an item id) to its row of values; ``statistic`` maps an ``(m, k)``
-    array of rows to the estimate; ``binary`` says the rows are single 0/1 outcomes whose mean
-    is the estimate (a rate, tested with McNemar).
+    ``values`` maps a unit (an item id) to its row of values; ``statistic`` maps an array of
+    rows, shape ``(..., m, k)``, to the estimate over the ``m`` rows (one per leading index, so
+    that bootstrap replicates are computed in one call); ``binary`` says the rows are single
+    0/1 outcomes whose mean is the estimate (a rate, tested with McNemar).
     """
 
     values: Mapping[str, tuple[float, ...]]
-    statistic: Callable[[NDArray[np.float64]], float]
+    statistic: Callable[[NDArray[np.float64]], Any]
     binary: bool = False
 
 
 Extractor = Callable[[Plan[Any], Verdicts], dict[FindingKey, UnitValues]]
 
 
-def _mean(rows: NDArray[np.float64]) -> float:
-    return float(rows[:, 0].mean())
+def _mean(rows: NDArray[np.float64]) -> Any:
+    return rows[..., 0].mean(axis=-1)
 
 
-def _w1(rows: NDArray[np.float64]) -> float:
-    return float(wasserstein_distance(rows[:, 0], rows[:, 1]))
+def _w1(rows: NDArray[np.float64]) -> Any:
+    """W1 between the two columns' empirical distributions (equal sizes: the mean gap of their
+    sorted values, as :func:`scipy.stats.wasserstein_distance` computes it)."""
+    return np.abs(np.sort(rows[..., 0], axis=-1) - np.sort(rows[..., 1], axis=-1)).mean(axis=-1)
 
 
 def repetition_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
@@ -90,7 +92,9 @@ EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units}
 """Per-unit outcomes by probe (its registered name)."""
 
 
-def stored_units(store: RunStore, run_id: int, name: str, probe: str) -> dict[FindingKey, UnitValues]:
+def stored_units(
+    store: RunStore, run_id: int, name: str, probe: str
+) -> dict[FindingKey, UnitValues]:
     """The per-unit outcomes of result ``name`` (probe ``probe``) of run ``run_id``; empty when
     the probe has no extractor or the run stored no plan for it."""
     extractor = EXTRACTORS.get(probe)

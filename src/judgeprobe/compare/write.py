@@ -60,7 +60,8 @@ def compare_runs(
 
 
 def write_comparison(document: dict[str, Any], out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """Write ``document`` as ``compare.json``, ``compare.md`` and ``compare.html`` in ``out_dir``."""
+    """Write ``document`` as ``compare.json``, ``compare.md`` and ``compare.html`` in
+    ``out_dir`` (created if missing), each replaced atomically."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: is a file, not a folder; give a folder for the comparison")

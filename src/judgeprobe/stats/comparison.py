@@ -47,17 +47,17 @@ def two_sided_pvalue(estimate: float, low: float, high: float, *, level: float) 
     """
     if not all(math.isfinite(v) for v in (estimate, low, high)):
         return math.nan
-    above = pvalue_from_ci(estimate, low, high, bound=0.0, level=level, higher_is_worse=True)
-    below = pvalue_from_ci(estimate, low, high, bound=0.0, level=level, higher_is_worse=False)
     if estimate == 0.0:
         return 1.0
+    above = pvalue_from_ci(estimate, low, high, bound=0.0, level=level, higher_is_worse=True)
+    below = pvalue_from_ci(estimate, low, high, bound=0.0, level=level, higher_is_worse=False)
     return min(1.0, 2.0 * min(above, below))
 
 
 def paired_difference(
     baseline: ArrayLike,
     candidate: ArrayLike,
-    statistic: Callable[[NDArray[np.float64]], float],
+    statistic: Callable[[NDArray[np.float64]], Any],
     *,
     binary: bool = False,
     n_resamples: int = 2000,
@@ -72,7 +72,8 @@ def paired_difference(
         Row ``i`` of each is unit ``i``'s values in that run (``k`` columns when the statistic
         needs several values per unit, e.g. a score before and after a change).
     statistic : callable
-        Maps an ``(m, k)`` array of rows to a number (the finding's estimate on those units).
+        Maps an array of rows, shape ``(..., m, k)``, to the finding's estimate on those ``m``
+        units, one per leading index (so the bootstrap's replicates take one call).
     binary : bool, default False
         The values are 0/1 outcomes and the statistic is their mean (a rate): the p-value is
         then the exact McNemar test on the units whose outcome differs between the runs.
@@ -88,7 +89,7 @@ def paired_difference(
     >>> diff, test = paired_difference(
     ...     [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     ...     [1, 1, 1, 1, 1, 1, 1, 1, 0, 0],
-    ...     lambda rows: float(rows.mean()),
+    ...     lambda rows: rows[..., 0].mean(axis=-1),
     ...     binary=True,
     ... )
     >>> diff.estimate, test.n, round(test.pvalue, 4)
@@ -104,10 +105,10 @@ def paired_difference(
         return empty, TestResult(math.nan, math.nan, "two-sided", NULL, 0)
     width = a.shape[1]
 
-    def difference(*columns: NDArray[Any]) -> float:
-        left = np.column_stack(columns[:width])
-        right = np.column_stack(columns[width:])
-        return float(statistic(right)) - float(statistic(left))
+    def difference(*columns: NDArray[Any], axis: int = -1) -> Any:
+        left = np.stack(columns[:width], axis=-1)
+        right = np.stack(columns[width:], axis=-1)
+        return np.asarray(statistic(right)) - np.asarray(statistic(left))
 
     columns = [a[:, j] for j in range(width)] + [b[:, j] for j in range(width)]
     estimate = bootstrap(
@@ -116,7 +117,7 @@ def paired_difference(
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         seed=seed,
-        vectorized=False,
+        vectorized=True,
     )
     ci = estimate.ci
     estimate = Estimate(
@@ -173,10 +174,7 @@ def unpaired_difference(baseline: Estimate, candidate: Estimate) -> tuple[Estima
     )
     d = candidate.estimate - baseline.estimate
     ci = ConfidenceInterval(d - z * se, d + z * se, level, "unpaired normal, from the two CIs")
-    if se > 0:
-        pvalue = float(2 * norm.sf(abs(d) / se))
-    else:
-        pvalue = 1.0 if d == 0 else 0.0
+    pvalue = float(2 * norm.sf(abs(d) / se)) if se > 0 else float(d == 0)
     return Estimate(d, ci, n, {"n_baseline": baseline.n, "n_candidate": candidate.n}), TestResult(
         d, pvalue, "two-sided", f"{NULL} (unpaired, from the two CIs)", n
     )
