@@ -43,6 +43,12 @@ def drifting_score(request: Request) -> float:
     return min(5.0, score + 3.0) if "\n\n" in request.field_map["response"] else score
 
 
+def oracle_score(request: Request) -> float:
+    """The item's human label, read back from its response: the judge agrees with the humans."""
+    number = int(request.field_map["response"].split()[1])
+    return float(1 + number % 5)
+
+
 def audit(folder: Path, score: Any, *, name: str, rows: int = N_ITEMS, offset: int = 0) -> Path:
     """A repetition and agreement audit of ``score`` on ``rows`` items; the run store's path."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,12 +87,14 @@ def audit(folder: Path, score: Any, *, name: str, rows: int = N_ITEMS, offset: i
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The steady judge twice, the drifting judge, and the steady judge on other items."""
+    """The steady judge twice, the drifting and the oracle judge, and the steady judge on other
+    items."""
     root = tmp_path_factory.mktemp("compare")
     return {
         "steady": audit(root / "steady", steady_score, name="steady"),
         "again": audit(root / "again", steady_score, name="steady"),
         "drifting": audit(root / "drifting", drifting_score, name="drifting"),
+        "oracle": audit(root / "oracle", oracle_score, name="oracle"),
         "other": audit(root / "other", steady_score, name="steady", offset=100),
     }
 
@@ -135,13 +143,30 @@ def test_a_paired_difference_is_the_difference_of_the_two_runs_estimates(
     stores: dict[str, Path],
 ) -> None:
     """The per-item outcomes read from the store remake each finding as the probe made it."""
-    document = compare_runs([stores["steady"], stores["drifting"]])
+    document = compare_runs([stores["steady"], stores["drifting"], stores["oracle"]])
 
     paired = [d for d in differences(document) if d["method"] == "paired"]
-    assert len(paired) == 9  # three modes, three findings, at l=2
+    # per candidate: three repetition modes with three findings each, at l=2, and two agreements
+    assert len(paired) == 2 * (9 + 2)
     for d in paired:
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12), d["finding"]
+
+
+def test_a_judge_that_agrees_with_the_humans_is_better_on_accuracy_paired_by_item(
+    stores: dict[str, Path],
+) -> None:
+    document = compare_runs([stores["steady"], stores["oracle"]])
+
+    found = {d["finding"]: d for d in differences(document) if not d["labels"]}
+    accuracy = found["accuracy"]
+    assert accuracy["candidate"]["estimate"] == 1.0
+    assert accuracy["method"] == "paired" and "McNemar" in accuracy["test"]["null"]
+    assert accuracy["word"] == "changed"  # accuracy has no threshold of its own
+    gated = [d for d in differences(document) if d["probe"] == "agreement" and d["gated"]]
+    assert gated and {d["word"] for d in gated} <= {"better", "no evidence", "n/a"}
+    assert "better" in {d["word"] for d in gated}
+    assert document["summary"]["worse_gated"] == []
 
 
 def test_the_family_of_differences_is_adjusted_together_with_holm(

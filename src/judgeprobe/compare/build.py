@@ -196,6 +196,7 @@ def _difference(
             np.array([units_b.values[u] for u in shared]),
             units_a.statistic,
             binary=units_a.binary,
+            clusters=None if units_a.clusters is None else [units_a.clusters[u] for u in shared],
             n_resamples=n_resamples,
             confidence_level=_level(a),
             seed=seed,

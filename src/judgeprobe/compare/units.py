@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from judgeprobe.engine.store import RunStore
 from judgeprobe.plan import Plan, Verdicts
+from judgeprobe.probes._agreement_data import decision_code, strict_majority_code
 from judgeprobe.probes._decisions import base_scores, decide, is_flip
 from judgeprobe.transforms.concat import MODE_LABELS
 
@@ -47,6 +48,8 @@ class UnitValues:
     values: Mapping[str, tuple[float, ...]]
     statistic: Callable[[NDArray[np.float64]], Any]
     binary: bool = False
+    clusters: Mapping[str, str] | None = None
+    """The cluster of each unit (resampled together), None when every unit is its own."""
 
 
 Extractor = Callable[[Plan[Any], Verdicts], dict[FindingKey, UnitValues]]
@@ -88,7 +91,41 @@ def repetition_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, Un
     return found
 
 
-EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units}
+def _balanced_accuracy(rows: NDArray[np.float64]) -> Any:
+    """Mean recall of the two human classes, rows ``(truth, judge decision)``; NaN without both
+    (as :func:`judgeprobe.stats.classification.balanced_accuracy`)."""
+    truth, judge = rows[..., 0], rows[..., 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        positive = ((truth == 1) & (judge == 1)).sum(axis=-1) / (truth == 1).sum(axis=-1)
+        negative = ((truth == 0) & (judge == 0)).sum(axis=-1) / (truth == 0).sum(axis=-1)
+    return 0.5 * (positive + negative)
+
+
+def agreement_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+    """The agreement probe's accuracy and balanced accuracy per item: the human majority
+    decision and the judge's, for the items with a human decision (as the probe keeps them)."""
+    rubric, mapping = plan.context.rubric, plan.design.mapping
+    base = base_scores(plan.design.items, verdicts)
+    rows: dict[str, tuple[float, float]] = {}
+    clusters: dict[str, str] = {}
+    for item in plan.design.items:
+        score = base.scores.get(item.id)
+        codes = [decision_code(rubric, mapping.to_judge(v)) for v in item.human_scores]
+        truth = strict_majority_code(codes)
+        if score is None or truth is None or truth == -1:
+            continue
+        rows[item.id] = (float(truth), float(decision_code(rubric, score)))
+        clusters[item.id] = item.prompt
+    hits = {unit: (float(t == j),) for unit, (t, j) in rows.items()}
+    return {
+        finding_key("accuracy", {}): UnitValues(hits, _mean, binary=True, clusters=clusters),
+        finding_key("balanced_accuracy", {}): UnitValues(
+            rows, _balanced_accuracy, clusters=clusters
+        ),
+    }
+
+
+EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units, "agreement": agreement_units}
 """Per-unit outcomes by probe (its registered name)."""
 
 
@@ -111,6 +148,7 @@ __all__ = [
     "EXTRACTORS",
     "FindingKey",
     "UnitValues",
+    "agreement_units",
     "finding_key",
     "repetition_units",
     "stored_units",

@@ -20,7 +20,7 @@ the caller (Holm, :func:`~judgeprobe.stats.multiplicity.holm`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,7 @@ def paired_difference(
     statistic: Callable[[NDArray[np.float64]], Any],
     *,
     binary: bool = False,
+    clusters: Sequence[Hashable] | None = None,
     n_resamples: int = 2000,
     confidence_level: float = 0.95,
     seed: int = 0,
@@ -76,7 +77,11 @@ def paired_difference(
         units, one per leading index (so the bootstrap's replicates take one call).
     binary : bool, default False
         The values are 0/1 outcomes and the statistic is their mean (a rate): the p-value is
-        then the exact McNemar test on the units whose outcome differs between the runs.
+        then the exact McNemar test on the units whose outcome differs between the runs (when
+        the units are independent: with ``clusters``, it is read from the interval instead).
+    clusters : sequence of hashable, optional
+        One label per unit: units of one cluster (items that share a prompt) are resampled
+        together, as the probe's own interval resamples them.
 
     Returns
     -------
@@ -114,6 +119,7 @@ def paired_difference(
     estimate = bootstrap(
         columns,
         difference,
+        clusters=clusters,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         seed=seed,
@@ -126,7 +132,8 @@ def paired_difference(
         n,
         {"units": n},
     )
-    if binary:
+    independent = clusters is None or len(set(clusters)) == n
+    if binary and independent:
         worse = int(np.sum((b[:, 0] > 0.5) & (a[:, 0] <= 0.5)))
         better = int(np.sum((b[:, 0] <= 0.5) & (a[:, 0] > 0.5)))
         test = mcnemar_exact(worse, better)
