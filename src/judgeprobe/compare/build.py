@@ -6,9 +6,12 @@ finding both runs report (matched by probe, finding name and labels) the differe
 per-unit outcomes are known (:mod:`judgeprobe.compare.units`), else unpaired from the two
 intervals (:func:`~judgeprobe.stats.comparison.unpaired_difference`), and the document says which.
 
-The differences are one family: their p-values are adjusted together by Holm's step-down
-procedure (as the audit adjusts its gated findings), so the chance that *any* "better" or
-"worse" is a false alarm stays at ``alpha``. The word of a difference:
+The differences of gated findings (those with a threshold) are one family: their p-values are
+adjusted together by Holm's step-down procedure, as the audit adjusts its gated findings, so the
+chance that *any* of their "better" or "worse" words is a false alarm stays at ``alpha``; this
+family is what ``--fail-on worse`` reads. The other findings' differences (information: slices,
+findings without a threshold) are a second family, adjusted the same way, so that dozens of
+them can neither dilute the gate nor raise false alarms of their own. The word of a difference:
 
 * ``worse`` / ``better``: the adjusted p-value is below ``alpha`` and the difference points to
   the finding's bad / good side (its threshold's ``higher_is_worse``);
@@ -65,10 +68,15 @@ def build_comparison(
         _comparison(runs[0], runs[i], i, paired=not problems[i], n_resamples=n_resamples, seed=seed)
         for i in range(1, len(runs))
     ]
-    family = [d for c in comparisons for d in c["differences"] if d["test"]["pvalue"] is not None]
-    adjusted = holm([float(d["test"]["pvalue"]) for d in family])
-    for difference, p in zip(family, adjusted, strict=True):
-        difference["adjusted_pvalue"] = p
+    tested = [d for c in comparisons for d in c["differences"] if d["test"]["pvalue"] is not None]
+    families = {
+        "gated": [d for d in tested if d["gated"]],
+        "information": [d for d in tested if not d["gated"]],
+    }
+    for family in families.values():
+        adjusted = holm([float(d["test"]["pvalue"]) for d in family])
+        for difference, p in zip(family, adjusted, strict=True):
+            difference["adjusted_pvalue"] = p
     for comparison in comparisons:
         for difference in comparison["differences"]:
             difference["word"] = _word(difference, alpha)
@@ -83,9 +91,12 @@ def build_comparison(
         },
         "multiplicity": {
             "method": "holm",
-            "family_size": len(family),
             "alpha": alpha,
-            "scope": "every difference with a p-value, over all candidates",
+            "family_sizes": {name: len(family) for name, family in families.items()},
+            "scope": (
+                "two families over all candidates: the gated findings' differences (which "
+                "--fail-on reads), and the others' (information)"
+            ),
         },
         "comparisons": comparisons,
         "summary": _summary(comparisons),

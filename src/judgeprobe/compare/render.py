@@ -54,8 +54,9 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         md(document["summary"]["headline"]),
         "",
         f"Baseline: run 0. Each difference is candidate minus baseline. The "
-        f"{family['family_size']} differences are decided together (Holm's step-down, "
-        f"family-wise error {fmt_number(family['alpha'] * 100)}%).",
+        f"{family['family_sizes']['gated']} differences of gated findings are decided together "
+        f"(Holm's step-down, family-wise error {fmt_number(family['alpha'] * 100)}%), and so "
+        f"are the {family['family_sizes']['information']} others, apart.",
         "",
         "## Runs",
         "",
