@@ -23,6 +23,8 @@ from typer.testing import CliRunner
 from judgeprobe.audit import parse_config, run_audit
 from judgeprobe.cli import app, main
 from judgeprobe.compare import compare_runs, validate_comparison, write_comparison
+from judgeprobe.compare.build import build_comparison
+from judgeprobe.compare.runs import LoadedRun
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
@@ -146,8 +148,9 @@ def test_a_paired_difference_is_the_difference_of_the_two_runs_estimates(
     document = compare_runs([stores["steady"], stores["drifting"], stores["oracle"]])
 
     paired = [d for d in differences(document) if d["method"] == "paired"]
-    # per candidate: three repetition modes with three findings each, at l=2, and two agreements
-    assert len(paired) == 2 * (9 + 2)
+    # per candidate: three repetition modes with three findings each, at l=2, and five of the
+    # agreement probe (accuracy, balanced accuracy, kappa, and the two judge-minus-baseline)
+    assert len(paired) == 2 * (9 + 5)
     for d in paired:
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12), d["finding"]
@@ -304,3 +307,17 @@ def test_the_cli_refuses_other_data_in_one_line_and_exit_2(
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "cannot compare" in err and "different data" in err and "Traceback" not in err
+
+
+def test_runs_with_other_seeds_or_probe_parameters_are_refused(stores: dict[str, Path]) -> None:
+    card = build_card(stores["steady"])
+    reseeded = {**card, "tested": {**card["tested"], "seed": 4}}
+    params = dict(card["tested"]["probes"])
+    params["repetition"] = {**params["repetition"], "counts": [1, 4]}
+    changed = {**card, "tested": {**card["tested"], "probes": params}}
+    runs = [LoadedRun(name, "card", value) for name, value in (("a", card), ("b", reseeded))]
+
+    with pytest.raises(ConfigError, match=r"b: different seeds \(3 against 4\)"):
+        build_comparison(runs)
+    with pytest.raises(ConfigError, match=r"'repetition' ran with different parameters \(counts\)"):
+        build_comparison([runs[0], LoadedRun("c", "card", changed)])

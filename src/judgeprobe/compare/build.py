@@ -34,7 +34,7 @@ import numpy as np
 
 from judgeprobe._version import __version__
 from judgeprobe.compare.runs import LoadedRun
-from judgeprobe.compare.units import FindingKey, UnitValues, finding_key
+from judgeprobe.compare.units import FindingKey, UnitValues, finding_key, units_of
 from judgeprobe.errors import ConfigError
 from judgeprobe.stats.comparison import paired_difference, unpaired_difference
 from judgeprobe.stats.multiplicity import holm
@@ -119,6 +119,11 @@ def _problems(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
             f"rubrics of different kinds ({a['rubric']['kind']} against {b['rubric']['kind']}): "
             "their scores are on different scales"
         )
+    if baseline.tested.get("seed") != candidate.tested.get("seed"):
+        problems.append(
+            f"different seeds ({baseline.tested.get('seed')} against "
+            f"{candidate.tested.get('seed')}): the probes drew different designs"
+        )
     params_a = baseline.tested.get("probes", {})
     params_b = candidate.tested.get("probes", {})
     for name in sorted(set(params_a) & set(params_b)):
@@ -172,8 +177,8 @@ def _comparison(
     differences = []
     for key in [k for k in left if k in right]:
         probe, fkey = key
-        units_a = baseline.units.get(probe, {}).get(fkey) if paired else None
-        units_b = candidate.units.get(probe, {}).get(fkey) if paired else None
+        units_a = units_of(baseline.units.get(probe, {}), fkey) if paired else None
+        units_b = units_of(candidate.units.get(probe, {}), fkey) if paired else None
         differences.append(
             _difference(
                 probe, left[key], right[key], units_a, units_b, n_resamples=n_resamples, seed=seed

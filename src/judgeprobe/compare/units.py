@@ -101,6 +101,22 @@ def _balanced_accuracy(rows: NDArray[np.float64]) -> Any:
     return 0.5 * (positive + negative)
 
 
+def _kappa(rows: NDArray[np.float64]) -> Any:
+    """Cohen's kappa of rows ``(truth, judge decision)`` over the codes -1, 0, 1; NaN when the
+    expected agreement is 1 (as :func:`judgeprobe.stats.classification.kappa`)."""
+    truth, judge = rows[..., 0], rows[..., 1]
+    observed = (truth == judge).mean(axis=-1)
+    expected = sum((truth == c).mean(axis=-1) * (judge == c).mean(axis=-1) for c in (-1, 0, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.isclose(expected, 1.0), np.nan, (observed - expected) / (1 - expected))
+
+
+ANY_BASELINE: LabelsKey = (("baseline", "*"),)
+"""The labels of a judge-minus-best-baseline finding whatever its baseline: the baseline's
+decisions depend on the data and the seed alone, so between two runs that share both and the
+same chosen baseline (the finding's label), the difference is the judge's metric's."""
+
+
 def agreement_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
     """The agreement probe's accuracy and balanced accuracy per item: the human majority
     decision and the judge's, for the items with a human decision (as the probe keeps them)."""
@@ -117,16 +133,30 @@ def agreement_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, Uni
         rows[item.id] = (float(truth), float(decision_code(rubric, score)))
         clusters[item.id] = item.prompt
     hits = {unit: (float(t == j),) for unit, (t, j) in rows.items()}
+    balanced = UnitValues(rows, _balanced_accuracy, clusters=clusters)
     return {
         finding_key("accuracy", {}): UnitValues(hits, _mean, binary=True, clusters=clusters),
-        finding_key("balanced_accuracy", {}): UnitValues(
-            rows, _balanced_accuracy, clusters=clusters
+        finding_key("balanced_accuracy", {}): balanced,
+        finding_key("kappa", {}): UnitValues(rows, _kappa, clusters=clusters),
+        ("judge_minus_best_baseline_balanced_accuracy", ANY_BASELINE): balanced,
+        ("judge_minus_best_baseline_kappa", ANY_BASELINE): UnitValues(
+            rows, _kappa, clusters=clusters
         ),
     }
 
 
 EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units, "agreement": agreement_units}
 """Per-unit outcomes by probe (its registered name)."""
+
+
+def units_of(found: Mapping[FindingKey, UnitValues], key: FindingKey) -> UnitValues | None:
+    """The per-unit outcomes of finding ``key``: its own, or those of its name for any baseline
+    when its only label is a baseline (:data:`ANY_BASELINE`)."""
+    exact = found.get(key)
+    if exact is not None:
+        return exact
+    name, labels = key
+    return found.get((name, ANY_BASELINE)) if [k for k, _ in labels] == ["baseline"] else None
 
 
 def stored_units(
@@ -145,6 +175,7 @@ def stored_units(
 
 
 __all__ = [
+    "ANY_BASELINE",
     "EXTRACTORS",
     "FindingKey",
     "UnitValues",
@@ -152,4 +183,5 @@ __all__ = [
     "finding_key",
     "repetition_units",
     "stored_units",
+    "units_of",
 ]
