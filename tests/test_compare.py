@@ -267,6 +267,9 @@ def test_the_files_are_written_and_untrusted_text_stays_inert(
     assert 'http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;' in html
     assert "<script" not in html and "&lt;script&gt;" in html
     markdown = paths["md"].read_text(encoding="utf-8")
+    for run in document["runs"]:  # the fingerprints and data hashes are shown
+        assert run["judge"]["fingerprint"] in markdown and run["judge"]["fingerprint"] in html
+        assert run["data"]["sha256"] in markdown and run["data"]["sha256"] in html
     assert "<script>" not in markdown and "](http" not in markdown
     assert "| worse |" not in markdown and "| **worse** |" in markdown
     validate_comparison(json.loads(paths["json"].read_text(encoding="utf-8")))
@@ -321,3 +324,10 @@ def test_runs_with_other_seeds_or_probe_parameters_are_refused(stores: dict[str,
         build_comparison(runs)
     with pytest.raises(ConfigError, match=r"'repetition' ran with different parameters \(counts\)"):
         build_comparison([runs[0], LoadedRun("c", "card", changed)])
+
+
+def test_fail_on_takes_worse_or_never(stores: dict[str, Path], tmp_path: Path) -> None:
+    result = _cli(stores["steady"], stores["again"], "--fail-on", "fail", cwd=tmp_path)
+
+    assert result.exit_code == 2
+    assert "--fail-on must be worse or never" in result.output
