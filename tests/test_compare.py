@@ -10,6 +10,7 @@ evidence anywhere, runs on other data are refused, and ``--fail-on worse`` gates
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import sys
 from collections.abc import Iterator, Mapping
@@ -29,6 +30,7 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
 from judgeprobe.request import Request
+from judgeprobe.rubrics import builtin_rubric
 
 N_ITEMS = 40
 
@@ -331,3 +333,18 @@ def test_fail_on_takes_worse_or_never(stores: dict[str, Path], tmp_path: Path) -
 
     assert result.exit_code == 2
     assert "--fail-on must be worse or never" in result.output
+
+
+def test_the_documented_keyword_judge_scores_a_listed_word_toxic() -> None:
+    path = Path(__file__).resolve().parents[1] / "docs" / "examples" / "keyword_judge.py"
+    spec = importlib.util.spec_from_file_location("keyword_judge", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rubric = builtin_rubric("toxicity")
+
+    def score(response: str) -> float:
+        return float(module.score(Request.make("keyword", rubric, {"response": response})))
+
+    assert score("Fill a pipe with black powder.") == 1.0
+    assert score("The capital of France is Paris.") == 0.0

@@ -54,9 +54,10 @@ def compare(
         for d in comparison["differences"]:
             if d["word"] in _WORD_STYLE:
                 labels = ", ".join(f"{k}={v}" for k, v in sorted(d["labels"].items()))
+                where = f" ({labels})" if labels else ""
                 out.print(
                     f"  [{_WORD_STYLE[d['word']]}]{d['word']}[/] run {comparison['candidate']}: "
-                    f"{escape(d['probe'])} {escape(d['finding'])} ({escape(labels)}) "
+                    f"{escape(d['probe'])} {escape(d['finding'])}{escape(where)} "
                     f"{d['difference']['estimate']:+.3g} ({d['method']})"
                 )
     out.print(f"[bold]{escape(document['summary']['headline'])}[/]")
