@@ -8,8 +8,8 @@ body would be: an audit through a batch and a live audit against one stub see th
 A batch stays ``in_progress`` for ``polls`` retrievals, then ends. Lines whose ``custom_id`` is in
 ``failing`` go to the error file (HTTP 500); with ``expire_after`` set the batch ends ``expired``
 with only that many lines answered; with ``final="failed"`` it ends failed with no output. The
-counters (``uploads``, ``created``, ``retrievals``) let tests check that a resumed run made no
-new batch.
+counters (``uploads``, ``created``, ``retrievals``, ``batch_lines``) let tests check that a
+resumed run made no new batch.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class BatchServer(FakeServer):
         self.uploads = 0
         self.created = 0
         self.retrievals = 0
+        self.batch_lines = 0
+        """Lines answered in batches (``calls`` counts the live chat calls only)."""
 
     def app(self) -> web.Application:
         app = super().app()
@@ -132,8 +134,7 @@ class BatchServer(FakeServer):
                 )
                 continue
             key = self.key_of(raw)
-            self.received[key] += 1
-            self.answered[key] += 1
+            self.batch_lines += 1
             body = self._completion(line["body"], key)
             output.append(
                 {
