@@ -33,6 +33,7 @@ class BatchServer(FakeServer):
         failing: Iterable[str] = (),
         expire_after: int | None = None,
         final: str = "completed",
+        flaky: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -40,6 +41,8 @@ class BatchServer(FakeServer):
         self.failing = set(failing)
         self.expire_after = expire_after
         self.final = final
+        self.flaky = flaky
+        """The first ``flaky`` retrievals of a batch answer HTTP 503."""
         self.files: dict[str, bytes] = {}
         self.jobs: dict[str, dict[str, Any]] = {}
         self.uploads = 0
@@ -97,6 +100,8 @@ class BatchServer(FakeServer):
         if job is None:
             return web.json_response({"error": {"message": "no such batch"}}, status=404)
         self.retrievals += 1
+        if self.retrievals <= self.flaky:
+            return web.json_response({"error": {"message": "try again"}}, status=503)
         if job["status"] in ("validating", "in_progress"):
             job["_polls"] += 1
             job["status"] = "in_progress"

@@ -279,6 +279,17 @@ def test_export_needs_an_openai_compatible_judge(tmp_path: Path) -> None:
         export_batch(config, tmp_path / "batch")
 
 
+def test_export_refuses_to_write_a_credential_of_the_request_body(
+    stub: BatchServer, tmp_path: Path
+) -> None:
+    config = _config(
+        stub, tmp_path / "out", judge_options={"extra_body": {"api_key": "sk-in-body-123"}}
+    )
+    with pytest.raises(ConfigError, match="extra_body holds a credential"):
+        export_batch(config, tmp_path / "batch")
+    assert not (tmp_path / "batch").exists()
+
+
 def test_import_without_a_manifest_or_store_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "output.jsonl").write_text("")
     with pytest.raises(ConfigError, match=r"no export manifest\.json"):

@@ -6,7 +6,9 @@ the backoff is checked without waiting; the audit-level tests use tiny real dela
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from fake_server import serve_in_thread
 from judgeprobe.audit import parse_config, run_audit, with_engine_options
 from judgeprobe.batch.executor import OpenAIBatchExecutor
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
+from judgeprobe.engine.store import SCHEMA_VERSION
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
@@ -174,6 +177,31 @@ def test_an_audit_with_the_openai_batch_executor_finds_what_a_live_audit_finds(
     assert {n: r.to_dict()["findings"] for n, r in batched.results.items()} == {
         n: r.to_dict()["findings"] for n, r in live.results.items()
     }
+
+
+@pytest.mark.parametrize("server", [{"flaky": 2}], indirect=True)
+def test_transient_api_failures_while_polling_are_retried_with_backoff(server: BatchServer) -> None:
+    judge = OpenAIJudge(server.base_url, "stub-judge")
+    clock = Clock()
+    with RunStore(":memory:") as store:
+        result = _run(judge, store, _requests(judge), clock)
+    assert result.complete and result.stats.ok == 6
+    assert clock.delays[:2] == [1, 2] and server.created == 1
+
+
+def test_a_store_of_schema_3_opens_migrated_with_empty_batch_tables(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    RunStore(path).close()
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("DROP TABLE batch_requests")
+        db.execute("DROP TABLE batches")
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        db.commit()
+    with RunStore(path) as store:
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION) == "4"
+        assert store.batches() == [] and store.batch_requests() == {}
+        store.put_batch("batch_1", digest="d", requests=2, input_file="file-1")
+        assert store.open_batch("d") is not None and store.open_batch("e") is None
 
 
 def test_the_executor_is_checked_by_name_and_by_judge() -> None:

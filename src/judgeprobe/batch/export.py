@@ -104,6 +104,7 @@ def export_batch(
             f"judge {config.judge!r}: batch export needs an OpenAI-compatible judge "
             "(openai:MODEL@URL), whose request body the batch lines hold"
         )
+    _check_no_secret_in_body(judge)
     out = Path(folder)
     store_path = Path(config.out) / "run.sqlite"
     store_path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +126,16 @@ def export_batch(
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return ExportReport(store_path, len(requests), files, dict(found["stages"]))
+
+
+def _check_no_secret_in_body(judge: OpenAIJudge) -> None:
+    """Refuse to write a credential of the request body (in ``extra_body``) into a file."""
+    body = json.dumps(judge.extra_body)
+    if any(secret and secret in body for secret in judge.secrets()):
+        raise ConfigError(
+            "judge_options.extra_body holds a credential, which every batch line would write "
+            "to disk; send it as the API key (api_key_env) instead"
+        )
 
 
 def store_of(paths: Sequence[str | Path]) -> Path:
