@@ -7,9 +7,9 @@ body would be: an audit through a batch and a live audit against one stub see th
 
 A batch stays ``in_progress`` for ``polls`` retrievals, then ends. Lines whose ``custom_id`` is in
 ``failing`` go to the error file (HTTP 500); with ``expire_after`` set the batch ends ``expired``
-with only that many lines answered; with ``final="failed"`` it ends failed with no output. The
-counters (``uploads``, ``created``, ``retrievals``, ``batch_lines``) let tests check that a
-resumed run made no new batch.
+with only that many lines answered (the others in the error file, code ``batch_expired``); with
+``final="failed"`` it ends failed with no output. The counters (``uploads``, ``created``,
+``retrievals``, ``batch_lines``) let tests check that a resumed run made no new batch.
 """
 
 from __future__ import annotations
@@ -147,6 +147,19 @@ class BatchServer(FakeServer):
                     "custom_id": custom_id,
                     "response": {"status_code": 200, "request_id": f"req_{n}", "body": body},
                     "error": None,
+                }
+            )
+        for n, text in enumerate(lines[len(answered) :], start=len(answered)):
+            errors.append(  # as OpenAI lists the requests an expired batch never ran
+                {
+                    "id": f"batch_req_{n}",
+                    "custom_id": json.loads(text)["custom_id"],
+                    "response": None,
+                    "error": {
+                        "code": "batch_expired",
+                        "message": "This request could not be "
+                        "executed before the completion window expired.",
+                    },
                 }
             )
         job["status"] = "completed" if self.expire_after is None else "expired"

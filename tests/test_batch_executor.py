@@ -131,6 +131,7 @@ def test_an_expired_batch_has_its_completed_lines_imported_and_the_rest_left_pen
             in result.stopped
         )
         assert store.batches()[0]["status"] == "expired"
+        assert store.count() == 4  # the lines the batch never ran stored nothing
         server.expire_after = None
         again = _run(judge, store, requests, Clock())
     assert again.complete and again.stats.cached == 4 and again.stats.ok == 2

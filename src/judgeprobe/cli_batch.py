@@ -71,7 +71,8 @@ def import_(
     out.print(
         f"files: {len(report.files)}, lines: {report.lines}, imported: {report.imported} "
         f"(errors: {report.errors}), unchanged: {report.unchanged}, duplicates: "
-        f"{report.duplicates}, kept: {report.kept}, unknown custom_id: {len(report.unknown)}"
+        f"{report.duplicates}, kept: {report.kept}, not run: {report.not_run}, unknown custom_id: "
+        f"{len(report.unknown)}"
     )
     for what, keys in (("unknown custom_id", report.unknown), ("conflicting", report.conflicts)):
         for key in keys[:_LISTED]:

@@ -18,7 +18,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from judgeprobe.batch.client import TERMINAL, BatchClient
-from judgeprobe.batch.lines import ImportReport, import_lines, parse_lines, request_line
+from judgeprobe.batch.lines import (
+    ImportReport,
+    import_lines,
+    parse_lines,
+    request_line,
+    was_run,
+)
 from judgeprobe.engine.executor import Executed
 from judgeprobe.engine.store import RunStore
 from judgeprobe.engine.store_batches import requests_digest
@@ -153,7 +159,7 @@ class OpenAIBatchExecutor:
             raw: bytes = await self._retrying(functools.partial(client.content, file_id))
             source = f"batch {batch['id']} {name.removesuffix('_id').replace('_', ' ')}"
             lines = parse_lines(raw.decode("utf-8", "replace"), source)
-            answered |= {str(line["custom_id"]) for _, line in lines}
+            answered |= {str(line["custom_id"]) for _, line in lines if was_run(line)}
             report.add(import_lines(store, lines, source=source, requests=requests, seen=seen))
         return answered & set(requests), report
 

@@ -7,7 +7,9 @@ shape) is ``{"id", "custom_id", "response": {"status_code", "request_id", "body"
 its body goes through :func:`~judgeprobe.judges.openai_compat.completion_verdict`, the parser
 of a live answer, so an imported verdict is the verdict a live call would have stored. A line
 with an ``error``, a status other than 200 or a body that is no chat completion becomes an error
-verdict: the next export (or audit) asks for that request again.
+verdict: the next export (or audit) asks for that request again. A line of a request the batch
+never ran (error code ``batch_expired`` or ``batch_cancelled``) stores nothing: the request
+stays pending.
 
 Importing is idempotent: a verdict already stored with the same content is left alone (its
 row is not rewritten), and a stored verdict that is not an error is never replaced, so a second
@@ -81,12 +83,15 @@ class ImportReport:
     kept: int = 0
     """Lines not imported because the store holds a good verdict for the key already (an error
     line, or an answer that differs from the stored one: listed in ``conflicts``)."""
+    not_run: int = 0
+    """Lines of requests the batch never ran (it expired or was cancelled first): nothing is
+    stored, the request stays pending."""
     unknown: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
 
     def add(self, other: ImportReport) -> None:
         self.files += other.files
-        for name in ("lines", "imported", "errors", "unchanged", "duplicates", "kept"):
+        for name in ("lines", "imported", "errors", "unchanged", "duplicates", "kept", "not_run"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.unknown += other.unknown
         self.conflicts += other.conflicts
@@ -100,6 +105,7 @@ class ImportReport:
             "unchanged": self.unchanged,
             "duplicates": self.duplicates,
             "kept": self.kept,
+            "not_run": self.not_run,
             "unknown": self.unknown,
             "conflicts": self.conflicts,
         }
@@ -146,6 +152,16 @@ def parse_lines(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
             raise DataError("not a batch output line (no custom_id)", path=source, row=number)
         lines.append((number, value))
     return lines
+
+
+NOT_RUN = frozenset({"batch_expired", "batch_cancelled"})
+"""Error codes of lines the batch never ran (OpenAI writes them to the error file)."""
+
+
+def was_run(line: Mapping[str, Any]) -> bool:
+    """Whether the batch ran the request of ``line`` (False: it expired or was cancelled first)."""
+    error = line.get("error")
+    return not (isinstance(error, dict) and error.get("code") in NOT_RUN)
 
 
 def line_verdict(
@@ -225,6 +241,9 @@ def import_lines(
         if key in seen:
             report.duplicates += 1
         seen.add(key)
+        if not was_run(line):
+            report.not_run += 1
+            continue
         verdict = line_verdict(
             request, line, logprobs=logprobs.get(request.judge, True), source=source
         )
