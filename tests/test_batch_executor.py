@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from batch_server import BatchServer
 from fake_server import serve_in_thread
 from judgeprobe.audit import parse_config, run_audit, with_engine_options
 from judgeprobe.batch.executor import OpenAIBatchExecutor
+from judgeprobe.cli import app
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
 from judgeprobe.engine.store import SCHEMA_VERSION
 from judgeprobe.errors import ConfigError
@@ -214,3 +216,17 @@ def test_the_executor_is_checked_by_name_and_by_judge() -> None:
     judge = OpenAIJudge("http://127.0.0.1:9/v1", "m")
     with pytest.raises(ConfigError, match="poll_s <= max_poll_s"):
         OpenAIBatchExecutor(judge, poll_s=10, max_poll_s=1)
+
+
+@pytest.mark.parametrize("server", [{"polls": 0}], indirect=True)
+def test_the_audit_command_takes_the_executor_option(
+    server: BatchServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["audit", "--judge", f"openai:stub-judge@{server.base_url}", "--rubric", "refusal",
+            "--data", "demo", "--probes", "repetition", "--limit", "2", "--out", "out",
+            "--fail-on", "never", "--executor", "openai-batch"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert server.created == 1 and server.calls == 0 and server.batch_lines > 0
+    assert f"judge calls: {server.batch_lines}," in result.output

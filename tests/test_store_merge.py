@@ -136,3 +136,12 @@ def test_merge_writes_a_new_store_only(stores: tuple[Path, Path], tmp_path: Path
         merge_stores(a, b, b)
     with pytest.raises(StoreError, match="no run store there"):
         merge_stores(a, tmp_path / "missing.sqlite", tmp_path / "c.sqlite")
+
+
+def test_the_merge_command_says_what_it_merged(stores: tuple[Path, Path], tmp_path: Path) -> None:
+    a, b = stores
+    result = CliRunner().invoke(
+        app, ["store", "merge", str(a), str(b), "-o", str(tmp_path / "c.sqlite")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "0 from the first store only" in result.output and "2 runs" in result.output
