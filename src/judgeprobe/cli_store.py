@@ -33,7 +33,8 @@ def merge(
     out.print(
         f"merged into {escape(str(output))}: {report.verdicts} verdicts ({report.only_first} "
         f"from the first store only, {report.only_second} from the second only, {report.same} "
-        f"in both, {report.errors_replaced} errors replaced by a verdict), {report.runs} runs"
+        f"in both, {report.errors_replaced} errors replaced by a verdict), {report.runs} "
+        f"run{'s' if report.runs != 1 else ''}"
     )
     if report.conflicts:
         console.print(
