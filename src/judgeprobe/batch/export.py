@@ -44,7 +44,7 @@ class ExportReport:
     requests: int
     files: list[Path] = field(default_factory=list)
     stages: dict[str, int] = field(default_factory=dict)
-    """The stage each probe with pending requests is at (0: its first)."""
+    """The stage each probe with pending requests is at (1: its first plan)."""
 
 
 def pending_requests(config: AuditConfig, judge: Judge, store: RunStore) -> dict[str, Any]:
