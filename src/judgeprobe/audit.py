@@ -35,6 +35,7 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore, run_blocking
 from judgeprobe.engine.lock import StoreLock
 from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.executors import EXECUTORS, build_executor
 from judgeprobe.family import adjust_family, headline_thresholds
 from judgeprobe.judge import Judge
 from judgeprobe.judges.recorded import RecordedJudge
@@ -61,6 +62,17 @@ class EngineOptions(BaseModel):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     max_calls: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
+    executor: str = "local"
+    """Who answers the missing requests: ``local`` or ``openai-batch`` (see
+    :mod:`judgeprobe.executors`), with ``executor_options`` as its options."""
+    executor_options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("executor")
+    @classmethod
+    def _known_executor(cls, value: str) -> str:
+        if value not in EXECUTORS:
+            raise ValueError(f"unknown executor {value!r}; available: {', '.join(EXECUTORS)}")
+        return value
 
     def engine_config(self, *, progress: bool | None) -> EngineConfig:
         return EngineConfig(
@@ -335,7 +347,8 @@ async def _run_probes(
     progress: bool | None,
 ) -> AuditOutcome:
     """Run every probe into a new run of ``store``; an interrupted run is recorded as such."""
-    engine = Engine(judge, store, config.engine.engine_config(progress=progress))
+    executor = build_executor(config.engine.executor, judge, config.engine.executor_options)
+    engine = Engine(judge, store, config.engine.engine_config(progress=progress), executor=executor)
     run_id = store.start_run(redact(record))
     store.put_skipped_rows(run_id, _skipped_rows(inputs))
     results: dict[str, ProbeResult] = {}
@@ -425,6 +438,18 @@ def run_audit(
             config, judge=judge, command=command, progress=progress, write_card=write_card
         )
     )
+
+
+def select_probes(config: AuditConfig, judge: Judge) -> list[_Selected]:
+    """Each probe of ``config`` with its items and rubric, checked as an audit checks them
+    before its first judge call (for what plans an audit's requests without running it)."""
+    datasets: dict[str, Dataset] = {}
+    selected = [
+        _select_probe(name, params, config, datasets) for name, params in config.probes.items()
+    ]
+    for chosen in selected:
+        check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
+    return selected
 
 
 @dataclass

@@ -18,6 +18,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from judgeprobe.cli_compare import compare as compare_command
+from judgeprobe.cli_batch import app as batch_app
+from judgeprobe.cli_store import app as store_app
 from judgeprobe.errors import JudgeprobeError
 
 app = typer.Typer(
@@ -26,6 +28,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.add_typer(batch_app, name="batch")
+app.add_typer(store_app, name="store")
 console = Console(stderr=True)
 out = Console()
 
@@ -126,6 +130,13 @@ def audit(
     fail_on: Annotated[
         str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            help="Who makes the judge calls: local (default) or openai-batch (the provider's "
+            "Batch API; see docs/batch.md). Overrides the config's engine.executor."
+        ),
+    ] = None,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
@@ -155,7 +166,9 @@ def audit(
     config.judge_options.update(_parse_judge_options(judge_option))
     if loader is not None:
         config.data_options["loader"] = loader
-    config = with_engine_options(config, max_calls=max_calls, max_tokens=max_tokens)
+    config = with_engine_options(
+        config, max_calls=max_calls, max_tokens=max_tokens, executor=executor
+    )
     _run(config, _command_line())
 
 

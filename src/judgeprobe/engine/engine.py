@@ -19,6 +19,7 @@ from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from judgeprobe.engine.executor import Executor
 from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
@@ -116,10 +117,19 @@ class Engine:
     1
     """
 
-    def __init__(self, judge: Judge, store: RunStore, config: EngineConfig | None = None) -> None:
+    def __init__(
+        self,
+        judge: Judge,
+        store: RunStore,
+        config: EngineConfig | None = None,
+        *,
+        executor: Executor | None = None,
+    ) -> None:
         self.judge = judge
         self.store = store
         self.config = config or EngineConfig()
+        self.executor = executor
+        """Answers the missing requests in place of calls to the judge (None: call it here)."""
         self.totals = CallStats()
         self._limiter = RateLimiter(
             requests_per_minute=self.config.requests_per_minute,
@@ -155,9 +165,12 @@ class Engine:
         missing = self._skip_oversized(missing, counts, capabilities, verdicts, stats)
         costs = self._token_costs(missing, counts)
 
-        stopped = await self._judge_missing(
-            missing, costs, capabilities, verdicts, stats, description
-        )
+        if self.executor is not None:
+            stopped = await self._execute(missing, costs, verdicts, stats)
+        else:
+            stopped = await self._judge_missing(
+                missing, costs, capabilities, verdicts, stats, description
+            )
         stats.pending = len(distinct) - len(verdicts)
         self.totals.add(stats)
         return EngineResult(verdicts, stats, stopped)
@@ -258,6 +271,30 @@ class Engine:
 
             await asyncio.gather(*(worker() for _ in range(workers)))
         return stopped[0] if stopped else None
+
+    async def _execute(
+        self,
+        missing: list[Request],
+        costs: dict[str, int],
+        verdicts: dict[str, Verdict],
+        stats: CallStats,
+    ) -> str | None:
+        """Hand the missing requests the budget allows to the executor; count its verdicts."""
+        if not missing or self.executor is None:
+            return None
+        estimates = [costs.get(r.key, 0) for r in missing]
+        allowed = self._meter.reserve(estimates)
+        refusal = None if allowed == len(missing) else self._meter.refusal(estimates[allowed])
+        handed = missing[:allowed]
+        executed = await self.executor.execute(handed, self.store) if handed else None
+        if executed is None:
+            return refusal
+        wanted = {r.key: r for r in handed}
+        for key, verdict in executed.verdicts.items():
+            if key in wanted:
+                verdicts[key] = check_score(verdict, wanted[key].rubric.score_range)
+                self._count(verdicts[key], stats)
+        return executed.stopped or refusal
 
     def _count(self, verdict: Verdict, stats: CallStats) -> None:
         stats.called += 1

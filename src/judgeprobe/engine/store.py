@@ -25,6 +25,7 @@ from typing import Any
 
 from judgeprobe._hashing import canonical_json
 from judgeprobe.engine.store_base import FRESH_START
+from judgeprobe.engine.store_batches import BATCHES_SCHEMA, BatchStore
 from judgeprobe.engine.store_plans import PLANS_SCHEMA, PlanStore
 from judgeprobe.engine.store_skipped import SKIPPED_ROWS_SCHEMA, SkippedRowsStore
 from judgeprobe.errors import StoreError
@@ -33,12 +34,13 @@ from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.verdict import Verdict, VerdictStatus
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: verdicts, runs and results; 2: adds ``skipped_rows`` (the data rows each run left out);
-3: adds ``plans`` and ``plan_roles`` (each probe's plan: its design and its requests by role)."""
+3: adds ``plans`` and ``plan_roles`` (each probe's plan: its design and its requests by role);
+4: adds ``batch_requests`` and ``batches`` (the requests sent in provider batches, each batch)."""
 
 
-_MIGRATIONS: dict[int, str] = {1: SKIPPED_ROWS_SCHEMA, 2: PLANS_SCHEMA}
+_MIGRATIONS: dict[int, str] = {1: SKIPPED_ROWS_SCHEMA, 2: PLANS_SCHEMA, 3: BATCHES_SCHEMA}
 """The script that takes a store from schema ``version`` to ``version + 1``."""
 
 _SCHEMA_1 = """
@@ -79,7 +81,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
-_SCHEMA = _SCHEMA_1 + SKIPPED_ROWS_SCHEMA + PLANS_SCHEMA
+_SCHEMA = _SCHEMA_1 + SKIPPED_ROWS_SCHEMA + PLANS_SCHEMA + BATCHES_SCHEMA
 """Every table of the current schema; ``IF NOT EXISTS`` leaves an existing store's data alone."""
 
 _COLUMNS = (
@@ -97,12 +99,13 @@ _TABLES: dict[str, tuple[str, ...]] = {
 """Every table of a run store and its columns, in order: what an existing file must hold."""
 
 
-class RunStore(PlanStore, SkippedRowsStore):
+class RunStore(PlanStore, SkippedRowsStore, BatchStore):
     """A SQLite run store. Use as a context manager, or call :meth:`close`.
 
-    The plans (:class:`~judgeprobe.engine.store_plans.PlanStore`) and the data rows each run
-    left out (:class:`~judgeprobe.engine.store_skipped.SkippedRowsStore`) have their own
-    modules; their methods are the store's.
+    The plans (:class:`~judgeprobe.engine.store_plans.PlanStore`), the data rows each run
+    left out (:class:`~judgeprobe.engine.store_skipped.SkippedRowsStore`) and the provider
+    batches (:class:`~judgeprobe.engine.store_batches.BatchStore`) have their own modules; their
+    methods are the store's.
 
     Examples
     --------

@@ -236,45 +236,9 @@ class OpenAIJudge(BaseJudge):
         return self._verdict(request, data, raw, secrets)
 
     def _verdict(self, request: Request, data: Any, raw: bytes, secrets: Sequence[str]) -> Verdict:
-        try:
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-            if not isinstance(data, dict) or not isinstance(choice, dict):
-                raise TypeError("not a chat completion")
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise RetryableJudgeError(
-                _redact(f"{self._url} answered without a chat completion: ", secrets)
-                + repr(_snippet(raw, secrets))
-            ) from exc
-        if not isinstance(text, str):
-            raise RetryableJudgeError(
-                _redact(f"{self._url} answered with non-text content", secrets)
-            )
-        usage = data.get("usage")
-        if not isinstance(usage, dict):
-            usage = {}
-        prompt_tokens = _int(usage.get("prompt_tokens"))
-        completion_tokens = _int(usage.get("completion_tokens"))
-        rubric = request.rubric
-        verdict: Verdict | None = None
-        if rubric.kind == "generation":
-            verdict = Verdict.scored(completion_tokens, raw_text=text)
-        elif rubric.kind != "continuous" and self.logprobs:
-            distribution = label_distribution(_content_logprobs(choice), rubric)
-            if distribution:
-                verdict = verdict_from_distribution(
-                    distribution, rubric, key=request.key, trial=request.trial, raw_text=text
-                )
-        if verdict is None:
-            verdict = verdict_from_text(text, rubric)
-        finish = choice.get("finish_reason")
-        changes: dict[str, Any] = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-        }
-        if finish not in (None, "stop"):
-            changes["meta"] = {**verdict.meta, "finish_reason": str(finish)}
-        return verdict.but(**changes)
+        return completion_verdict(
+            request, data, raw, logprobs=self.logprobs, source=self._url, secrets=secrets
+        )
 
     # -- the session --------------------------------------------------------------------------
     async def _session(self) -> aiohttp.ClientSession:
@@ -322,6 +286,61 @@ async def _close_at_loop_end(session: aiohttp.ClientSession) -> AsyncGenerator[N
         yield
     finally:
         await session.close()
+
+
+def completion_verdict(
+    request: Request,
+    data: Any,
+    raw: bytes,
+    *,
+    logprobs: bool,
+    source: str,
+    secrets: Sequence[str] = (),
+) -> Verdict:
+    """The verdict in the chat completion ``data`` (``raw``: its bytes) answering ``request``.
+
+    The one parser of an answer, live or read from a batch output file: the labels'
+    probabilities from the logprobs where ``logprobs`` was asked and the server returned them,
+    else the text. ``source`` (the URL called, or the file read) names where a body that is not
+    a chat completion came from, in the :class:`~judgeprobe.errors.RetryableJudgeError` raised.
+    """
+    try:
+        choice = data["choices"][0]
+        text = choice["message"].get("content") or ""
+        if not isinstance(data, dict) or not isinstance(choice, dict):
+            raise TypeError("not a chat completion")
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise RetryableJudgeError(
+            _redact(f"{source} answered without a chat completion: ", secrets)
+            + repr(_snippet(raw, secrets))
+        ) from exc
+    if not isinstance(text, str):
+        raise RetryableJudgeError(_redact(f"{source} answered with non-text content", secrets))
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    prompt_tokens = _int(usage.get("prompt_tokens"))
+    completion_tokens = _int(usage.get("completion_tokens"))
+    rubric = request.rubric
+    verdict: Verdict | None = None
+    if rubric.kind == "generation":
+        verdict = Verdict.scored(completion_tokens, raw_text=text)
+    elif rubric.kind != "continuous" and logprobs:
+        distribution = label_distribution(_content_logprobs(choice), rubric)
+        if distribution:
+            verdict = verdict_from_distribution(
+                distribution, rubric, key=request.key, trial=request.trial, raw_text=text
+            )
+    if verdict is None:
+        verdict = verdict_from_text(text, rubric)
+    finish = choice.get("finish_reason")
+    changes: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+    }
+    if finish not in (None, "stop"):
+        changes["meta"] = {**verdict.meta, "finish_reason": str(finish)}
+    return verdict.but(**changes)
 
 
 def messages(request: Request) -> list[dict[str, str]]:

@@ -1,0 +1,1 @@
+"""Provider batch APIs: export pending requests as OpenAI Batch JSONL, import the answers."""
