@@ -59,6 +59,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "stats.regression",
         "stats.resampling",
         "stats.result",
+        "stats.sequential",
     ),
     1: (
         "rubrics",
@@ -150,6 +151,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "generation",
         "variant_generation",
         "audit",
+        "sequential",
         "family",
         "scoring",
         "scoring_agreement",
@@ -168,6 +170,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "report.html",
         "report.markdown",
         "report.redact",
+        "report.rounds",
         "report.schema",
         "report.text",
         "report.view",

@@ -125,12 +125,24 @@ def audit(
     fail_on: Annotated[
         str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")
     ] = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="Audit in rounds of growing item prefixes until every gated finding is decided.",
+        ),
+    ] = False,
+    call_budget: Annotated[
+        int | None,
+        typer.Option(help="With --until-decided: start no round that would exceed N judge calls."),
+    ] = None,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
     Re-running the same audit makes no judge call: every verdict is in the run store.
     """
-    from judgeprobe.audit import load_config, parse_config, with_engine_options
+    from judgeprobe.audit import load_config, parse_config, with_engine_options, with_until_decided
+    from judgeprobe.sequential import command_line_options
 
     overrides: dict[str, Any] = {
         "judge": judge,
@@ -155,6 +167,11 @@ def audit(
     if loader is not None:
         config.data_options["loader"] = loader
     config = with_engine_options(config, max_calls=max_calls, max_tokens=max_tokens)
+    rounds = command_line_options(
+        config.engine.until_decided, until_decided=until_decided, call_budget=call_budget
+    )
+    if rounds is not None:
+        config = with_until_decided(config, rounds)
     _run(config, _command_line())
 
 
