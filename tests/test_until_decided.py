@@ -27,6 +27,7 @@ from judgeprobe.data.items import PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
+from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.report.schema import validate_card
 from judgeprobe.request import Request
@@ -39,8 +40,9 @@ from judgeprobe.sequential import (
     command_line_options,
     run_until_decided,
     seeded_order,
+    settled,
 )
-from judgeprobe.stats import proportion
+from judgeprobe.stats import InvalidParameterError, proportion
 from judgeprobe.stats.sequential import look_alpha, look_level
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -134,6 +136,9 @@ def test_the_rounds_levels_spend_at_most_alpha_in_all() -> None:
     assert spent <= 0.05
     assert look_level(0.95, 1) == pytest.approx(1 - 0.05 * 6 / np.pi**2)
     assert look_level(0.95, 3) > look_level(0.95, 2) > look_level(0.95, 1) > 0.95
+    assert sum(look_alpha(0.05, r, looks=7) for r in range(1, 8)) == pytest.approx(0.05)
+    with pytest.raises(InvalidParameterError, match=r"looks must be an integer >= look \(3\)"):
+        look_alpha(0.05, 3, looks=2)
 
 
 def test_a_flip_rate_on_its_fail_threshold_fails_in_no_more_than_alpha_of_monitored_audits() -> (
@@ -153,7 +158,7 @@ def test_a_flip_rate_on_its_fail_threshold_fails_in_no_more_than_alpha_of_monito
     for index, n in enumerate(sizes, start=1):
         k = flips[:, n - 1]
         fixed |= k >= _fewest_flips_that_fail(n, 0.95)
-        spent |= k >= _fewest_flips_that_fail(n, look_level(0.95, index))
+        spent |= k >= _fewest_flips_that_fail(n, look_level(0.95, index, looks=len(sizes)))
     fixed_rate, spending = float(fixed.mean()), float(spent.mean())
     assert spending <= 0.05
     assert fixed_rate > 2 * spending
@@ -167,6 +172,19 @@ def _fewest_flips_that_fail(n: int, level: float) -> int:
         return proportion(k, n, confidence_level=level).ci.low >= 0.10
 
     return bisect.bisect_left(range(n + 1), True, key=fails)
+
+
+def _flip_finding(k: int, n: int) -> Finding:
+    return Finding("decision_flip_rate", proportion(k, n), "flips", threshold=Threshold(0.05, 0.10))
+
+
+def test_a_warn_is_decided_only_once_its_interval_is_short_of_the_fail_threshold() -> None:
+    reaching = _flip_finding(4, 25)  # 16 %, 95 % CI about [6 %, 35 %]: at least a warn
+    assert reaching.status == "warn" and not settled(reaching)
+    between = _flip_finding(300, 4000)  # 7.5 %, CI about [6.7 %, 8.3 %]
+    assert between.status == "warn" and settled(between)
+    assert settled(_flip_finding(0, 400))  # pass
+    assert not settled(_flip_finding(2, 25))  # inconclusive
 
 
 def test_the_seeded_order_is_fixed_by_the_seed() -> None:
@@ -282,7 +300,7 @@ def test_the_rounds_print_one_line_each(tmp_path: Path, capsys: pytest.CaptureFi
     judge = CallableJudge(flipping(0.0), name="planted")
     run_audit(_config(tmp_path, "out", max_calls=10_000), judge=judge, write_card=False)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("round ")]
-    assert lines[0].startswith("round 1: 25 items, 50 new calls, level 0.9696; gated findings:")
+    assert lines[0].startswith("round 1: 25 items, 50 new calls, level 0.9900; gated findings:")
     assert len(lines) >= 2
 
 

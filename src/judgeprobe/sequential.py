@@ -14,11 +14,13 @@ store, so a round pays only for its new items. A judge far from its thresholds i
 first prefixes; only a judge near a threshold needs the whole data.
 
 Why it keeps its error rate: looking after every round and stopping when decided would, at a
-fixed level, let a sound judge fail by chance on some round. Round ``r`` is therefore analysed
-at the level ``1 - alpha_r`` of an alpha-spending schedule whose levels sum to the audit's
-``alpha`` (:mod:`judgeprobe.stats.sequential`): each probe's intervals are computed at that
-level, and the family is adjusted at ``alpha_r``. The probability that any round's verdict is a
-false fail (or a false pass) is then at most ``alpha``, by the union bound over rounds.
+fixed level, let a sound judge fail by chance on some round. The rounds' sizes are fixed before
+the first one (by the options and the number of items), so the ``K`` rounds an audit may run are
+known; each round is analysed at level ``1 - alpha / K`` (:mod:`judgeprobe.stats.sequential`):
+each probe's intervals are computed at that level, and the family is adjusted at ``alpha / K``.
+The probability that any round's verdict is a false fail (or a false pass) is then at most
+``alpha``, by the union bound over the rounds, whichever round the audit stops at. A finding
+counts as decided when more data is not expected to change its status (:func:`settled`).
 
 The probes' designs that draw from the whole item set (the concatenations of the cluster,
 permutation and bypass tests) are drawn anew from each prefix, so their earlier concatenations
@@ -43,12 +45,12 @@ from judgeprobe.engine import Engine
 from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.family import adjust_family
 from judgeprobe.probes import ProbeResult
-from judgeprobe.probes.base import Probe
+from judgeprobe.probes.base import Finding, Probe
 from judgeprobe.rubrics import Rubric
 from judgeprobe.running import probe_context, run_probe
 from judgeprobe.stats.sequential import look_alpha
 
-METHOD = "alpha spending over rounds: alpha_r = alpha * 6 / (pi^2 r^2)"
+METHOD = "alpha spending over the planned rounds: alpha_r = alpha / rounds planned"
 """How the rounds share the error level, as the card states it."""
 
 Stopped = Literal["decided", "budget", "data", "max_rounds"]
@@ -245,7 +247,7 @@ async def run_until_decided(
             if calls_made(engine) + predicted > options.max_calls:
                 outcome.stopped = "budget"
                 break
-        spend = look_alpha(alpha, index)
+        spend = look_alpha(alpha, index, looks=len(sizes))
         before = calls_made(engine)
         try:
             results, previous = await _round(ordered, engine, n, 1.0 - spend, seed, prepare)
@@ -323,11 +325,31 @@ def predict_calls(
     return total
 
 
+def settled(finding: Finding) -> bool:
+    """Whether more data is not expected to change ``finding``'s status: it is decided.
+
+    A pass or a fail is; a warn only when its interval also lies wholly on the pass side of the
+    fail threshold (a warn whose interval reaches past ``fail`` says "at least warn", and more
+    items may still show a fail). An inconclusive or not assessable finding is not.
+    """
+    status = finding.status
+    if status in ("pass", "fail"):
+        return True
+    threshold, ci = finding.threshold, finding.estimate.ci
+    if status != "warn" or threshold is None:
+        return False
+    if threshold.fail is None or math.isnan(ci.low) or math.isnan(ci.high):
+        return True
+    sign = 1.0 if threshold.higher_is_worse else -1.0
+    return max(sign * ci.low, sign * ci.high) < sign * threshold.fail
+
+
 def _record(
     index: int, n: int, calls: int, spend: float, results: Mapping[str, ProbeResult]
 ) -> Round:
     gated = [f for r in results.values() for f in r.findings if f.threshold is not None]
-    statuses = [f.status for f in gated]
+    decided = sum(settled(f) for f in gated)
+    not_assessable = sum(f.status == "n/a" for f in gated)
     return Round(
         round=index,
         items=n,
@@ -335,7 +357,7 @@ def _record(
         level=round(1.0 - spend, 12),
         alpha=spend,
         gated=len(gated),
-        decided=sum(s in ("pass", "warn", "fail") for s in statuses),
-        inconclusive=statuses.count("inconclusive"),
-        not_assessable=statuses.count("n/a"),
+        decided=decided,
+        inconclusive=len(gated) - decided - not_assessable,
+        not_assessable=not_assessable,
     )

@@ -3,11 +3,16 @@
 An audit that looks at its findings after every round, and stops at the first round where
 every gated finding is decided, would inflate its error rate if every look were made at the
 fixed level ``alpha``: with enough looks a no-effect judge fails by chance. Here the looks
-share ``alpha``: round ``r`` (from 1) decides at
+share ``alpha``. When the number of looks ``K`` is known before the first (a sequential audit's
+rounds are fixed by its options and its items), each look decides at ``alpha_r = alpha / K``;
+with no such bound, look ``r`` (from 1) decides at
 
-    alpha_r = alpha * 6 / (pi**2 * r**2),    sum over r >= 1 of alpha_r = alpha,
+    alpha_r = alpha * 6 / (pi**2 * r**2),    sum over r >= 1 of alpha_r = alpha.
 
-so each round's confidence interval has level ``1 - alpha_r``. By the union bound, the
+Either way the levels sum to at most ``alpha``, and each round's confidence interval has level
+``1 - alpha_r``. On the planted judges of ``benchmarks/until_decided.py`` the first costs fewer
+calls (its later looks, where the decisions near a threshold are made, are less strict). By the
+union bound, the
 probability that *any* round's interval misses the true value is at most ``sum alpha_r <=
 alpha``: the intervals of all rounds together are a confidence sequence, valid at every
 stopping time, whatever rule decides when to stop (Darling and Robbins 1967, "Confidence
@@ -33,8 +38,9 @@ from judgeprobe.stats._validation import InvalidParameterError, check_level
 __all__ = ["look_alpha", "look_level"]
 
 
-def look_alpha(alpha: float, look: int) -> float:
-    """The error level round ``look`` (from 1) may spend of ``alpha`` (see the module).
+def look_alpha(alpha: float, look: int, *, looks: int | None = None) -> float:
+    """The error level round ``look`` (from 1) may spend of ``alpha`` (see the module):
+    ``alpha / looks`` of ``looks`` planned ones, else the unbounded schedule.
 
     Examples
     --------
@@ -42,20 +48,28 @@ def look_alpha(alpha: float, look: int) -> float:
     (0.0304, 0.0076)
     >>> round(sum(look_alpha(0.05, r) for r in range(1, 10_000)), 4)
     0.05
+    >>> look_alpha(0.05, 2, looks=5)
+    0.01
     """
     if isinstance(look, bool) or not isinstance(look, int) or look < 1:
         raise InvalidParameterError(f"look must be an integer >= 1, got {look!r}")
     check_level(1.0 - alpha)
+    if looks is not None:
+        if isinstance(looks, bool) or not isinstance(looks, int) or not 1 <= look <= looks:
+            raise InvalidParameterError(f"looks must be an integer >= look ({look}), got {looks!r}")
+        return alpha / looks
     return alpha * 6.0 / (math.pi**2 * look**2)
 
 
-def look_level(level: float, look: int) -> float:
+def look_level(level: float, look: int, *, looks: int | None = None) -> float:
     """The confidence level of round ``look`` for an audit at ``level`` overall.
 
     Examples
     --------
     >>> round(look_level(0.95, 1), 4)
     0.9696
+    >>> round(look_level(0.95, 1, looks=5), 4)
+    0.99
     """
     check_level(level)
-    return 1.0 - look_alpha(1.0 - level, look)
+    return 1.0 - look_alpha(1.0 - level, look, looks=looks)
