@@ -20,7 +20,7 @@ rate of fail verdicts (false fail for the invariant judge, power for the effects
 95 % intervals. Goal: at least 3x fewer calls overall, false fail <= 5 %, power >= 80 %. Run
 from the repository root::
 
-    PYTHONPATH=src .venv/bin/python benchmarks/until_decided.py --sims 200
+    PYTHONPATH=src .venv/bin/python benchmarks/until_decided.py --sims 150
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def table(rows: list[Row], n: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--sims", type=int, default=200, help="audits per judge and design")
+    parser.add_argument("--sims", type=int, default=150, help="audits per judge and design")
     parser.add_argument("--near", type=float, default=0.16, help="the near effect's flip rate")
     parser.add_argument("--start", type=int, default=25, help="items of the first round")
     parser.add_argument("--first-seed", type=int, default=0)
