@@ -4,9 +4,9 @@
 on the first ``start_items`` items of a seeded order of the data, then on a prefix ``growth``
 times as long, and so on. After each round the audit's gated findings are decided as in a
 fixed-size audit (thresholds, then Holm across the family); it stops at the first round where
-every gated finding is decided (pass, warn or fail; none inconclusive or not assessable), when
-the next round would take the calls made past ``max_calls``, when the data is exhausted, or
-after ``max_rounds`` rounds. The final statuses are the last round's.
+every gated finding is decided (a pass, a fail, or a warn short of the fail threshold: see
+:func:`settled`), when the next round would take the calls made past ``max_calls``, when the
+data is exhausted, or after ``max_rounds`` rounds. The final statuses are the last round's.
 
 Why it pays: a round re-runs the probes on a longer prefix of the *same* order (the seed fixes
 it; no item is drawn again), and the engine answers every request already judged from the run
