@@ -60,6 +60,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "stats.regression",
         "stats.resampling",
         "stats.result",
+        "stats.sequential",
     ),
     1: (
         "rubrics",
@@ -158,6 +159,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "generation",
         "variant_generation",
         "audit",
+        "sequential",
         "family",
         "scoring",
         "scoring_agreement",
@@ -176,6 +178,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "report.html",
         "report.markdown",
         "report.redact",
+        "report.rounds",
         "report.schema",
         "report.text",
         "report.view",

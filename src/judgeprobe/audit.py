@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 import inspect
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from judgeprobe.probes.registry import build_probe
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 from judgeprobe.running import check_probe, run_probe
+from judgeprobe.sequential import Audited, Round, UntilDecided, run_until_decided
 
 FailOn = Literal["warn", "fail", "never"]
 _INPUT_KEYS = ("rubric", "data", "data_options", "limit")
@@ -66,6 +68,7 @@ class EngineOptions(BaseModel):
     """Who answers the missing requests: ``local`` or ``openai-batch`` (see
     :mod:`judgeprobe.executors`), with ``executor_options`` as its options."""
     executor_options: dict[str, Any] = Field(default_factory=dict)
+    until_decided: UntilDecided | None = None
 
     @field_validator("executor")
     @classmethod
@@ -75,13 +78,16 @@ class EngineOptions(BaseModel):
         return value
 
     def engine_config(self, *, progress: bool | None) -> EngineConfig:
+        max_calls = self.max_calls
+        if self.until_decided is not None:  # the rounds' budget is a hard one too
+            max_calls = min(max_calls or self.until_decided.max_calls, self.until_decided.max_calls)
         return EngineConfig(
             concurrency=self.concurrency,
             max_retries=self.max_retries,
             timeout_s=self.timeout_s,
             requests_per_minute=self.requests_per_minute,
             tokens_per_minute=self.tokens_per_minute,
-            budget=Budget(self.max_calls, self.max_tokens),
+            budget=Budget(max_calls, self.max_tokens),
             progress=progress,
         )
 
@@ -276,6 +282,9 @@ class AuditOutcome:
     reason: str | None = None
     card_paths: dict[str, Path] = field(default_factory=dict)
     engine_totals: dict[str, int] = field(default_factory=dict)
+    rounds: dict[str, Any] | None = None
+    """With ``engine.until_decided``: the rounds run and why they stopped
+    (:meth:`judgeprobe.sequential.Sequential.to_dict`)."""
 
 
 async def run_audit_async(
@@ -285,14 +294,21 @@ async def run_audit_async(
     command: str | None = None,
     progress: bool | None = None,
     write_card: bool = True,
+    until_decided: UntilDecided | Mapping[str, Any] | None = None,
 ) -> AuditOutcome:
     """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python).
+
+    ``until_decided`` (an :class:`~judgeprobe.sequential.UntilDecided` or its mapping) replaces
+    ``engine.until_decided``: the audit then runs in rounds until its gated findings are
+    decided (:mod:`judgeprobe.sequential`).
 
     Before the first judge call, every probe's preconditions are checked (a probe that cannot
     run is a :class:`ConfigError` naming it) and the run store is locked: a second audit on the
     same ``out`` is refused with a :class:`StoreError` while this one runs. The card rendered is
     the card of the run this call made, whatever else the store holds.
     """
+    if until_decided is not None:
+        config = with_until_decided(config, until_decided)
     if not config.probes:
         raise ConfigError(
             "the audit selects no probe; list them under 'probes' in the config or pass --probes "
@@ -353,7 +369,13 @@ async def _run_probes(
     store.put_skipped_rows(run_id, _skipped_rows(inputs))
     results: dict[str, ProbeResult] = {}
     reason: str | None = None
+    rounds: dict[str, Any] | None = None
     try:
+        if config.engine.until_decided is not None:
+            results, reason, rounds = await _run_rounds(
+                config, config.engine.until_decided, engine, store, run_id, selected, progress
+            )
+            selected = []  # every round stored its results
         for chosen in selected:
             try:
                 result = await run_probe(
@@ -383,7 +405,62 @@ async def _run_probes(
         reason is None,
         reason,
         engine_totals=engine.totals.to_dict(),
+        rounds=rounds,
     )
+
+
+async def _run_rounds(
+    config: AuditConfig,
+    options: UntilDecided,
+    engine: Engine,
+    store: RunStore,
+    run_id: int,
+    selected: list[_Selected],
+    progress: bool | None,
+) -> tuple[dict[str, ProbeResult], str | None, dict[str, Any]]:
+    """The probes in rounds until decided; each round's results and the rounds are stored."""
+
+    done: list[dict[str, Any]] = []
+
+    def stored(results: Mapping[str, ProbeResult], record: Round) -> None:
+        done.append(record.to_dict())
+        for name, result in results.items():
+            store.put_result(run_id, name, result.to_dict())
+            if result.plan is not None:
+                store.put_plan(run_id, name, result.plan)
+        store.put_result(run_id, "_rounds", {"rounds": list(done), "stopped": None})
+        if progress is not False:
+            print(record.line(), file=sys.stderr, flush=True)
+
+    audited = [Audited(c.name, c.probe, c.items, c.rubric) for c in selected]
+    outcome = await run_until_decided(
+        audited,
+        engine,
+        options,
+        seed=config.seed,
+        prepare=lambda result: _apply_thresholds(result, config.thresholds),
+        on_round=stored,
+    )
+    rounds = outcome.to_dict()
+    store.put_result(run_id, "_rounds", rounds)
+    return outcome.results, outcome.reason, rounds
+
+
+def with_until_decided(
+    config: AuditConfig, options: UntilDecided | Mapping[str, Any]
+) -> AuditConfig:
+    """``config`` with ``engine.until_decided`` set to ``options``; ConfigError naming a bad
+    option (``engine.until_decided.growth: ...``)."""
+    try:
+        engine = EngineOptions.model_validate(
+            {**config.engine.model_dump(exclude={"until_decided"}), "until_decided": options}
+        )
+    except ValidationError as exc:
+        where = explain_validation(exc, root="engine", locate=lambda loc: ["engine", *loc])
+        raise ConfigError(f"{config.source}: {where}") from exc
+    updated = config.model_copy(update={"engine": engine})
+    updated._source = config.source
+    return updated
 
 
 def _finish(store: RunStore, run_id: int, engine: Engine, state: str, reason: str | None) -> None:
@@ -431,11 +508,17 @@ def run_audit(
     command: str | None = None,
     progress: bool | None = None,
     write_card: bool = True,
+    until_decided: UntilDecided | Mapping[str, Any] | None = None,
 ) -> AuditOutcome:
     """:func:`run_audit_async` for code without an event loop (scripts, notebooks)."""
     return run_blocking(
         run_audit_async(
-            config, judge=judge, command=command, progress=progress, write_card=write_card
+            config,
+            judge=judge,
+            command=command,
+            progress=progress,
+            write_card=write_card,
+            until_decided=until_decided,
         )
     )
 

@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from judgeprobe.cli_compare import compare as compare_command
 from judgeprobe.cli_batch import app as batch_app
+from judgeprobe.cli_compare import compare as compare_command
 from judgeprobe.cli_store import app as store_app
 from judgeprobe.errors import JudgeprobeError
 
@@ -137,12 +137,24 @@ def audit(
             "Batch API; see docs/batch.md). Overrides the config's engine.executor."
         ),
     ] = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="Audit in rounds of growing item prefixes until every gated finding is decided.",
+        ),
+    ] = False,
+    call_budget: Annotated[
+        int | None,
+        typer.Option(help="With --until-decided: start no round that would exceed N judge calls."),
+    ] = None,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
     Re-running the same audit makes no judge call: every verdict is in the run store.
     """
-    from judgeprobe.audit import load_config, parse_config, with_engine_options
+    from judgeprobe.audit import load_config, parse_config, with_engine_options, with_until_decided
+    from judgeprobe.sequential import command_line_options
 
     overrides: dict[str, Any] = {
         "judge": judge,
@@ -169,6 +181,11 @@ def audit(
     config = with_engine_options(
         config, max_calls=max_calls, max_tokens=max_tokens, executor=executor
     )
+    rounds = command_line_options(
+        config.engine.until_decided, until_decided=until_decided, call_budget=call_budget
+    )
+    if rounds is not None:
+        config = with_until_decided(config, rounds)
     _run(config, _command_line())
 
 

@@ -36,6 +36,7 @@ from judgeprobe.report.gate import (
     overall_status,
 )
 from judgeprobe.report.redact import redact
+from judgeprobe.report.rounds import card_rounds
 from judgeprobe.report.schema import CARD_VERSION
 from judgeprobe.report.sections import KIND_QUESTIONS, probe_section, unique_figure_files
 from judgeprobe.report.statuses import KIND_ORDER, SEVERITY, kind_rank
@@ -179,6 +180,9 @@ def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -
         "probes": probes,
         "usage": card_usage(results, probes),
     }
+    rounds = card_rounds(results)
+    if rounds is not None:
+        card["rounds"] = rounds
     card["tested"]["skipped_rows"] = skipped_rows(store, run_id)
     card["summary"] = build_summary(card)
     redacted: dict[str, Any] = redact(card, secrets)

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 
 from judgeprobe.report.figures import FigureDataError, figure_bytes, figure_stem
+from judgeprobe.report.rounds import ROUND_COLUMNS, round_rows, rounds_sentence
 from judgeprobe.report.text import clean_block, display_text, fmt_number, humanize, slug
 from judgeprobe.report.view import (
     SKIPPED_COLUMNS,
@@ -92,6 +93,9 @@ def render_html(
             csp=CONTENT_SECURITY_POLICY,
             status_words=STATUS_WORDS,
             usage_rows=USAGE_ROWS,
+            round_columns=ROUND_COLUMNS,
+            round_rows=round_rows,
+            rounds_sentence=rounds_sentence,
         )
     )
 

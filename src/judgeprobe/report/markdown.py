@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgeprobe.report.figures import figure_stem
+from judgeprobe.report.rounds import ROUND_COLUMNS, round_rows, rounds_sentence
 from judgeprobe.report.text import escape_markdown, fenced, fmt_number, humanize
 from judgeprobe.report.view import (
     SKIPPED_COLUMNS,
@@ -49,6 +50,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     lines += _tested(card["tested"])
     for probe in card["probes"]:
         lines += _probe(probe)
+    if card.get("rounds"):
+        lines += _rounds(card["rounds"])
     lines += _usage(card["usage"])
     generator = card["generator"]
     lines += [
@@ -225,6 +228,11 @@ def _probe(probe: Mapping[str, Any]) -> list[str]:
         if left_out:
             lines += [f"({left_out} more rows in the card's JSON)", ""]
     return lines
+
+
+def _rounds(rounds: Mapping[str, Any]) -> list[str]:
+    lines = ["## Rounds", "", _e(rounds_sentence(rounds), NOTE_LENGTH), ""]
+    return lines + _table([label for _, label in ROUND_COLUMNS], round_rows(rounds))
 
 
 def _usage(usage: Mapping[str, Any]) -> list[str]:
