@@ -41,6 +41,7 @@ from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names
 from judgeprobe.probes.registry import build_probe
+from judgeprobe.recorded_pairwise import fold_recorded, warn_judge_source
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 from judgeprobe.running import check_probe, run_probe
@@ -302,6 +303,10 @@ async def run_audit_async(
         main_rubric = get_rubric(config.rubric)
         if isinstance(judge, RecordedJudge):
             judge.bind([item for chosen in selected for item in chosen.items])
+            for chosen in selected:
+                chosen.probe, chosen.items = fold_recorded(
+                    judge, chosen.name, chosen.probe, chosen.items, chosen.rubric
+                )
         for chosen in selected:
             check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
         try:
@@ -449,6 +454,7 @@ def _select_probe(
             f"probes.{name}: unknown parameter(s) {unknown}; {name} takes {sorted(accepted)}"
         )
     probe = build_probe(cls, options, where=f"{config.source}: probe {name!r}")
+    warn_judge_source(name, options)
     rubric = get_rubric(params.get("rubric", config.rubric))
     data_spec = str(params.get("data", config.data))
     data_options = dict(params.get("data_options", config.data_options))
