@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.cli import app
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
@@ -252,3 +256,174 @@ def test_a_json_file_of_no_known_shape_is_an_error_naming_it(tmp_path: Path) -> 
         build_judge(f"recorded:{path}")
     with pytest.raises(ConfigError, match=r"option\(s\) scorer do not apply to this format"):
         build_judge(f"recorded:{dataset_csv(tmp_path)}", scorer="match")
+
+
+# -- probabilities: `judgeprobe score -o` read back ----------------------------------------------
+JUDGE_WITH_DISTRIBUTION = """
+from judgeprobe.verdict import Verdict
+
+
+def judge(request):
+    k = int(request.field_map["response"].split()[-1])
+    p = 0.8 if k % 3 == 0 else 0.3
+    p = 1 - p if k % 5 == 0 else p
+    label = "true" if p > 0.5 else "false"
+    return Verdict.scored(
+        float(label == "true"),
+        label=label,
+        distribution={"true": p, "false": 1 - p},
+        raw_text=label,
+    )
+"""
+
+
+def test_score_output_read_back_gives_the_live_agreement_with_no_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "dist_judge.py").write_text(JUDGE_WITH_DISTRIBUTION)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = dataset_csv(tmp_path)
+    scored = tmp_path / "scored.csv"
+    args = [
+        "score",
+        "--judge",
+        "python:dist_judge:judge",
+        "--rubric",
+        "refusal",
+        "--data",
+        str(data),
+    ]
+    done = CliRunner().invoke(app, [*args, "-o", str(scored)])
+    assert done.exit_code == 0, done.output
+    results, calls = {}, {}
+    for name, judge in (("live", "python:dist_judge:judge"), ("recorded", f"recorded:{scored}")):
+        config = {
+            "judge": judge,
+            "rubric": "refusal",
+            "data": str(data),
+            "out": str(tmp_path / name),
+        }
+        config["probes"] = {"agreement": {"n_resamples": 200}}
+        outcome = run_audit(parse_config(config), progress=False, write_card=False)
+        results[name] = {
+            f.name: (f.estimate, f.status) for f in outcome.results["agreement"].findings
+        }
+        calls[name] = outcome.engine_totals["called"]
+    assert results["recorded"] == results["live"]
+    assert calls == {"live": 30, "recorded": 0}
+    # the label distribution came back: the calibration and the ranking are assessed
+    assert results["recorded"]["expected_calibration_error"][0].estimate == pytest.approx(
+        0.36
+    )  # (8 * 0.2 + 2 * 0.8 + 4 * 0.7 + 16 * 0.3) / 30
+    assert results["recorded"]["roc_auc"][0].estimate == pytest.approx(0.8)  # 8 of 10 above all
+
+
+# -- pairwise: a file of votes, the dataset's own votes, the deprecated judge_source ----------
+def pandalm() -> Path:
+    path = Path(os.environ.get("JUDGEPROBE_DATA", DATA)) / "pandalm_testset" / "testset-v1.json"
+    if not path.exists():
+        pytest.skip(f"dataset not found: {path} (set JUDGEPROBE_DATA)")
+    return path
+
+
+def pairwise_audit(tmp_path: Path, name: str, judge: str, **params: Any) -> Any:
+    config = {
+        "judge": judge,
+        "rubric": "preference",
+        "data": str(pandalm()),
+        "limit": 300,
+        "probes": {"human_agreement": {"n_resamples": 200, **params}},
+        "out": str(tmp_path / name),
+    }
+    return run_audit(parse_config(config), progress=False, write_card=False)
+
+
+def findings(outcome: Any) -> dict[str, Any]:
+    return {f.name: (f.estimate, f.status) for f in outcome.results["human_agreement"].findings}
+
+
+def test_a_file_of_pairwise_votes_audits_like_the_dataset_votes_and_judge_source(
+    tmp_path: Path,
+) -> None:
+    from judgeprobe.data import load_dataset
+
+    items = load_dataset(str(pandalm())).items[:300]
+    rows = [
+        {"id": item.id, "winner": item.judge_votes["pandalm-7b"][0].choice}
+        for item in items
+        if item.judge_votes.get("pandalm-7b")
+    ]
+    votes = tmp_path / "pandalm-7b.csv"
+    with votes.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["id", "winner"])
+        writer.writeheader()
+        writer.writerows([*rows[1:], {"id": "not-in-the-data", "winner": "A"}])
+    partial = build_judge(f"recorded:{votes}")
+    assert isinstance(partial, RecordedJudge)
+    partial.bind(items)
+    assert partial.coverage["unknown_ids_listed"] == ["not-in-the-data"]
+    assert partial.coverage["items_without_verdict_listed"] == [items[0].id]
+    with votes.open("a", newline="") as handle:
+        csv.DictWriter(handle, fieldnames=["id", "winner"]).writerow(rows[0])
+    from_file = pairwise_audit(tmp_path, "file", f"recorded:{votes}")
+    dataset = pairwise_audit(tmp_path, "dataset", "recorded:dataset:pandalm-7b")
+    with pytest.warns(
+        FutureWarning,
+        match=r"judge_source 'pandalm-7b' is deprecated; .* --judge recorded:dataset:pandalm-7b",
+    ):
+        alias = pairwise_audit(tmp_path, "alias", "profanity", judge_source="pandalm-7b")
+    assert findings(from_file) == findings(dataset) == findings(alias)
+    assert from_file.engine_totals["called"] == dataset.engine_totals["called"] == 0
+
+
+def test_judge_source_next_to_a_recorded_judge_is_refused(tmp_path: Path) -> None:
+    with (
+        pytest.raises(
+            ConfigError,
+            match=r"probes\.human_agreement: judge_source 'gpt-3\.5-turbo' "
+            r"and the judge 'recorded:dataset:pandalm-7b' name two judges",
+        ),
+        pytest.warns(FutureWarning),
+    ):
+        pairwise_audit(
+            tmp_path, "both", "recorded:dataset:pandalm-7b", judge_source="gpt-3.5-turbo"
+        )
+    with pytest.raises(
+        ConfigError,
+        match=r"recorded:dataset:gpt-5: no item of the data has votes "
+        r"of that judge; its recorded judges: 'gpt-3\.5-turbo', 'pandalm-7b'",
+    ):
+        pairwise_audit(tmp_path, "unknown", "recorded:dataset:gpt-5")
+
+
+# -- the card names the recorded judge -------------------------------------------------------------
+def test_the_card_names_the_recorded_file_its_format_and_rows(tmp_path: Path) -> None:
+    path = pyrit_scores(tmp_path, ".jsonl")
+    config = {
+        "judge": f"recorded:{path}",
+        "judge_options": {"id_field": "score_metadata.item"},
+        "rubric": "refusal",
+        "data": str(dataset_csv(tmp_path)),
+        "probes": {"agreement": {"n_resamples": 200}},
+        "out": str(tmp_path / "out"),
+    }
+    run_audit(parse_config(config), progress=False)
+    card = json.loads((tmp_path / "out" / "card.json").read_text())
+    assert card["title"] == "Judge Card: recorded:scores.jsonl"
+    judge = card["tested"]["judge"]
+    assert (judge["model"], judge["backend"]) == ("recorded:scores.jsonl", "recorded")
+    assert judge["fingerprint"] == RecordedJudge(path, id_field="score_metadata.item").fingerprint
+    assert {k: judge["description"][k] for k in ("format", "file")} == {
+        "format": "pyrit",
+        "file": "scores.jsonl",
+    }
+    markdown = (tmp_path / "out" / "card.md").read_text()
+    assert markdown.startswith("# Judge Card: recorded:scores.jsonl\n")
+    for row in (
+        "| model | recorded:scores.jsonl |",
+        "| recorded: format | pyrit |",
+        "| recorded: file | scores.jsonl |",
+        "| recorded: rows | 3 |",
+        "| recorded: items\\_without\\_verdict | 27 |",
+    ):
+        assert row in markdown

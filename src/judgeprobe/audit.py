@@ -315,6 +315,8 @@ async def run_audit_async(
             raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
         store_path = out / "run.sqlite"
         with StoreLock(store_path), RunStore(store_path) as store:
+            if isinstance(judge, RecordedJudge):  # no call: the verdicts are in the store
+                judge.store_looked_up(store)
             record = _run_record(config, judge, command, main_rubric, main_data, selected)
             inputs = [main_data, *datasets.values()]
             outcome = await _run_probes(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.data._records import RowError, Table, as_score, is_missing
@@ -68,6 +68,12 @@ def split_target(target: str, fmt: str | None = None) -> tuple[str | None, str]:
     return fmt, target
 
 
+class VerdictStore(Protocol):
+    """Where :meth:`RecordedJudge.store_looked_up` puts verdicts (the run store)."""
+
+    def put(self, request: Request, verdict: Verdict) -> Verdict: ...
+
+
 class RecordedJudge(BaseJudge):
     """Verdicts read from ``path`` (a verdict file, or ``dataset:NAME``), keyed by item id.
 
@@ -94,6 +100,7 @@ class RecordedJudge(BaseJudge):
         self._pairs: dict[str, PairwiseItem] = {}
         self._by_fields: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
         self.vote_source: str | None = None
+        self.looked_up: dict[str, tuple[Request, Verdict]] = {}
         if fmt == DATASET:
             self.format, self.vote_source, self.path = DATASET, target, Path(target)
             self.source_name = f"{DATASET}:{target}"
@@ -243,8 +250,20 @@ class RecordedJudge(BaseJudge):
     async def judge(self, request: Request) -> Verdict:
         return self.lookup(request)
 
+    def store_looked_up(self, store: VerdictStore) -> int:
+        """Put every verdict looked up so far (an audit's check plans each probe in full) in
+        ``store``, so the engine reads them from it and makes no judge call; how many."""
+        for request, verdict in self.looked_up.values():
+            store.put(request, verdict.but(key=request.key, trial=request.trial, attempts=0))
+        return len(self.looked_up)
+
     def lookup(self, request: Request) -> Verdict:
         """The recorded verdict of ``request`` (an error verdict when there is none)."""
+        verdict = self._lookup(request)
+        self.looked_up[request.key] = (request, verdict)
+        return verdict
+
+    def _lookup(self, request: Request) -> Verdict:
         item_id = self._item_id(request)
         if item_id is None:
             return Verdict.failed("no recorded verdict: the request is not an item of the dataset")
