@@ -168,7 +168,7 @@ class RecordedJudge(BaseJudge):
         self.rows = {
             item.id: {"votes": item.judge_votes[source]}
             for item in self._pairs.values()
-            if source in item.judge_votes
+            if item.judge_votes.get(source)  # an empty tuple: unparsed in the source
         }
 
     def _item_id(self, request: Request) -> str | None:
