@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from judgeprobe.audit import parse_config, run_audit
 from judgeprobe.cli import app
 from judgeprobe.data.items import HumanLabel, PointwiseItem
+from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
@@ -373,6 +374,9 @@ def test_a_file_of_pairwise_votes_audits_like_the_dataset_votes_and_judge_source
     ):
         alias = pairwise_audit(tmp_path, "alias", "profanity", judge_source="pandalm-7b")
     assert findings(from_file) == findings(dataset) == findings(alias)
+    # the deprecated parameter makes the audit's judge the recorded source, never the unused one
+    with RunStore(alias.store_path) as store:
+        assert [d["name"] for d in store.judges().values()] == ["recorded:dataset:pandalm-7b"]
     assert from_file.engine_totals["called"] == dataset.engine_totals["called"] == 0
 
 

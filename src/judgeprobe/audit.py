@@ -41,7 +41,7 @@ from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names
 from judgeprobe.probes.registry import build_probe
-from judgeprobe.recorded_pairwise import fold_recorded, warn_judge_source
+from judgeprobe.recorded_pairwise import fold_recorded, judge_of_sources, warn_judge_source
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 from judgeprobe.running import check_probe, run_probe
@@ -301,6 +301,10 @@ async def run_audit_async(
         ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
+        recorded = judge_of_sources([chosen.probe for chosen in selected])
+        if recorded is not None and not isinstance(judge, RecordedJudge):
+            await judge.aclose()  # never called: every probe reads a recorded source
+            judge = recorded
         if isinstance(judge, RecordedJudge):
             judge.bind([item for chosen in selected for item in chosen.items])
             for chosen in selected:

@@ -8,7 +8,9 @@ name and points each pairwise probe at them; ``--judge recorded:dataset:NAME`` p
 at the dataset's own votes of ``NAME``. Either way no judge call is made.
 
 The probe parameter ``judge_source`` did the second before the judge spec did; it still works,
-with a :class:`FutureWarning` naming the spec to use instead.
+with a :class:`FutureWarning` naming the spec to use instead. When every probe of an audit reads
+one such source, the audit's judge is that source (:func:`judge_of_sources`), so the card names
+it rather than a judge the audit never calls.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def fold_recorded(
     source = getattr(probe, "judge_source", None)
     if source is None or not dataclasses.is_dataclass(probe):
         return probe, list(items)
-    if source != LIVE:
+    if source != LIVE and source != judge.vote_source:
         raise ConfigError(
             f"probes.{name}: judge_source {source!r} and the judge {judge.name!r} name two "
             "judges; drop judge_source (the recorded judge's votes are the probe's)"
@@ -49,6 +51,19 @@ def fold_recorded(
             for item in items
         ]
     return dataclasses.replace(probe, judge_source=votes_of), list(items)
+
+
+def judge_of_sources(probes: Sequence[Probe]) -> RecordedJudge | None:
+    """The recorded judge ``recorded:dataset:NAME`` when every probe reads the recorded source
+    ``NAME`` (the deprecated ``judge_source``): the audit's judge is then never called, and the
+    card names that source instead of it. None otherwise."""
+    sources = {getattr(probe, "judge_source", None) for probe in probes}
+    if len(sources) != 1:
+        return None
+    (source,) = sources
+    if not isinstance(source, str) or source == LIVE:
+        return None
+    return RecordedJudge(f"dataset:{source}")
 
 
 def warn_judge_source(name: str, params: Mapping[str, Any]) -> None:
