@@ -107,6 +107,14 @@ def test_an_inspect_log_is_read_with_the_scorer_named(inspect_log: Path) -> None
         ("ok", 1.0, "true"),
     ]
     assert judge.coverage["rows"] == 4 and judge.coverage["items_without_verdict"] == 26
+    # the same log in Inspect's JSON format, written by inspect_ai itself, reads the same
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    as_json = inspect_log.with_suffix(".json")
+    write_eval_log(read_eval_log(str(inspect_log)), str(as_json), format="json")
+    again = build_judge(f"recorded:{as_json}", scorer="match")
+    assert isinstance(again, RecordedJudge) and again.format == "inspect"
+    assert verdicts(again)[:4] == verdicts(judge)[:4]
 
 
 def test_an_inspect_log_with_several_scorers_needs_one_named(inspect_log: Path) -> None:
@@ -398,6 +406,8 @@ def test_judge_source_next_to_a_recorded_judge_is_refused(tmp_path: Path) -> Non
         r"of that judge; its recorded judges: 'gpt-3\.5-turbo', 'pandalm-7b'",
     ):
         pairwise_audit(tmp_path, "unknown", "recorded:dataset:gpt-5")
+    with pytest.raises(ConfigError, match=r"this audit's data holds pointwise items"):
+        build_judge("recorded:dataset:gpt-4").bind(items())  # type: ignore[attr-defined]
 
 
 # -- the card names the recorded judge -------------------------------------------------------------

@@ -159,6 +159,11 @@ class RecordedJudge(BaseJudge):
             self._bind_dataset_votes(self.vote_source)
 
     def _bind_dataset_votes(self, source: str) -> None:
+        if self._items:
+            raise ConfigError(
+                f"judge recorded:dataset:{source}: the votes a pairwise dataset ships; this "
+                "audit's data holds pointwise items (use recorded:PATH for a file of verdicts)"
+            )
         known = sorted({name for item in self._pairs.values() for name in item.judge_votes})
         if self._pairs and source not in known:
             raise ConfigError(
