@@ -50,6 +50,9 @@ from judgeprobe.verdict import Verdict
 
 ID_COLUMNS = ("id", "item_id")
 LABEL_COLUMNS = ("label", "winner")
+RAW_COLUMNS = ("raw", "raw_text")
+"""The judge's answer as given (the formats' readers write ``raw``; ``judgeprobe score -o``
+writes ``raw_text``)."""
 LISTED = 20
 """How many unknown ids and unjudged items the description lists (all are counted)."""
 DATASET = "dataset"
@@ -313,8 +316,9 @@ def _row(values: Mapping[str, Any], label_column: str | None) -> dict[str, Any]:
         row["label"] = str(values[label_column]).strip()
     if isinstance(values.get("truth"), bool):
         row["truth"] = values["truth"]
-    if not is_missing(values.get("raw")):
-        row["raw"] = str(values["raw"])
+    raw = next((values[c] for c in RAW_COLUMNS if not is_missing(values.get(c))), None)
+    if raw is not None:
+        row["raw"] = str(raw)
     distribution = {
         column[len(PROBABILITY_PREFIX) :]: as_score(value, column)
         for column, value in values.items()
