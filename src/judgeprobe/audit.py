@@ -43,6 +43,7 @@ from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names
 from judgeprobe.probes.registry import build_probe
+from judgeprobe.recorded_pairwise import fold_recorded, judge_of_sources, warn_judge_source
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
 from judgeprobe.running import check_probe, run_probe
@@ -328,8 +329,16 @@ async def run_audit_async(
         ]
         main_data = _dataset(config.data, config.data_options, datasets)
         main_rubric = get_rubric(config.rubric)
+        recorded = judge_of_sources([chosen.probe for chosen in selected])
+        if recorded is not None and not isinstance(judge, RecordedJudge):
+            await judge.aclose()  # never called: every probe reads a recorded source
+            judge = recorded
         if isinstance(judge, RecordedJudge):
             judge.bind([item for chosen in selected for item in chosen.items])
+            for chosen in selected:
+                chosen.probe, chosen.items = fold_recorded(
+                    judge, chosen.name, chosen.probe, chosen.items, chosen.rubric
+                )
         for chosen in selected:
             check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
         try:
@@ -338,6 +347,8 @@ async def run_audit_async(
             raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
         store_path = out / "run.sqlite"
         with StoreLock(store_path), RunStore(store_path) as store:
+            if isinstance(judge, RecordedJudge):  # no call: the verdicts are in the store
+                judge.store_looked_up(store)
             record = _run_record(config, judge, command, main_rubric, main_data, selected)
             inputs = [main_data, *datasets.values()]
             outcome = await _run_probes(
@@ -557,6 +568,7 @@ def _select_probe(
             f"probes.{name}: unknown parameter(s) {unknown}; {name} takes {sorted(accepted)}"
         )
     probe = build_probe(cls, options, where=f"{config.source}: probe {name!r}")
+    warn_judge_source(name, options)
     rubric = get_rubric(params.get("rubric", config.rubric))
     data_spec = str(params.get("data", config.data))
     data_options = dict(params.get("data_options", config.data_options))

@@ -9,7 +9,10 @@ spec                               judge
 ``profanity``                      the alt-profanity-check classifier
 ``transformers:MODEL_OR_PATH``     a sequence-classification model (reward model, classifier)
 ``python:MODULE:FUNCTION``         a Python function ``fn(request) -> score | label``
-``recorded:PATH``                  verdicts made elsewhere, read from a CSV / JSONL / Parquet
+``recorded:PATH``                  verdicts made elsewhere: CSV / JSONL / Parquet rows, an
+                                   Inspect eval log, promptfoo results, PyRIT scores
+``recorded:FORMAT:PATH``           the same with the format forced (``table``, ``inspect``, ...)
+``recorded:dataset:NAME``          the votes of judge ``NAME`` a pairwise dataset ships
 =================================  ==========================================================
 
 Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the

@@ -123,7 +123,13 @@ def _tested(tested: Mapping[str, Any]) -> list[str]:
     ]
     rows += [(f"decoding: {k}", value_text(v)) for k, v in judge["decoding"].items()]
     coverage = judge["description"].get("coverage")
-    if isinstance(coverage, Mapping):  # recorded verdicts: what the file and the data lack
+    if isinstance(coverage, Mapping):  # recorded verdicts: their source, what it and the data lack
+        source = judge["description"]
+        rows += [
+            (f"recorded: {k}", value_text(source[k]))
+            for k in ("format", "file", "vote_source")
+            if source.get(k)
+        ]
         rows += [(f"recorded: {k}", value_text(v)) for k, v in coverage.items()]
     lines += _table(("", ""), rows)
     lines += ["### Rubric", ""]
