@@ -4,8 +4,9 @@ Each worker is one Ray actor that builds the judge once from its registry spec a
 (:func:`~judgeprobe.judges.registry.built_from`), so a model is loaded once per worker and never
 pickled; a judge built in code is shipped to the workers as it is. An actor answers a chunk of
 requests with its own in-memory :class:`~judgeprobe.engine.Engine` (retries with backoff,
-timeouts, score checks), as an async actor with at most ``max_concurrency_per_worker`` chunks in
-flight (one for an in-process model, the judge's own limit for an HTTP judge).
+timeouts, score checks) making at most ``max_concurrency_per_worker`` calls at once (one for an
+in-process model, the judge's own limit for an HTTP judge). An actor judges one chunk at a time;
+the driver keeps a second one queued at each actor, so a worker never waits for the driver.
 
 The driver alone writes the run store: it dispatches chunks to the actors, collects each result
 the moment it is ready (``ray.wait``) and stores its verdicts at once, so a killed driver loses
@@ -36,6 +37,10 @@ from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
 
 _OPTION = "engine.executor_options"
+_QUEUED = 2
+"""Chunks the driver keeps at each actor: one judged, one waiting."""
+_ROUNDS = 4
+"""A chunk holds at most this many rounds of a worker's concurrent calls."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,8 @@ class RayExecutor:
     workers : int
         How many actors judge at once.
     max_concurrency_per_worker : int or None
-        Chunks in flight per actor (None: 1 for an in-process model, else the judge's own limit).
+        Judge calls in flight per actor (None: 1 for an in-process model, else the judge's own
+        limit).
     requests_per_minute : float or None
         The rate limit shared by all workers, applied by the driver as it dispatches.
     num_cpus : float
@@ -142,7 +148,7 @@ class RayExecutor:
         self.num_cpus = float(num_cpus)
         self.max_restarts = max_restarts
         self.worker_config = EngineConfig(
-            concurrency=capabilities.max_concurrency,
+            concurrency=self.concurrency,
             max_retries=max_retries,
             timeout_s=timeout_s,
             progress=False,
@@ -174,7 +180,7 @@ class RayExecutor:
         while queue or inflight:
             while queue and self.actors:
                 number = min(self.actors, key=lambda n: load[n])
-                if load[number] >= self.concurrency:
+                if load[number] >= _QUEUED:
                     break
                 chunk = queue.popleft()
                 for _ in chunk:
@@ -218,9 +224,9 @@ class RayExecutor:
             self.actors.clear()
 
     def _chunks(self, requests: list[Request]) -> list[list[Request]]:
-        """Chunks of at most the judge's batch size, enough to keep every worker busy."""
-        slots = self.workers * self.concurrency
-        size = max(1, min(self.judge.capabilities.batch_size, math.ceil(len(requests) / slots)))
+        """Chunks of a few rounds of a worker's calls, small enough to keep every worker busy."""
+        rounds = _ROUNDS * self.concurrency * self.judge.capabilities.batch_size
+        size = max(1, min(rounds, math.ceil(len(requests) / (_QUEUED * self.workers))))
         return [requests[i : i + size] for i in range(0, len(requests), size)]
 
     async def _start(self, count: int, load: dict[int, int]) -> None:
@@ -234,7 +240,7 @@ class RayExecutor:
             self._actor_class = ray.remote(JudgeWorker)
         started = {
             next(self._numbers): self._actor_class.options(
-                max_concurrency=self.concurrency, num_cpus=self.num_cpus
+                max_concurrency=1, num_cpus=self.num_cpus
             ).remote(self.recipe, self.worker_config)
             for _ in range(count)
         }
