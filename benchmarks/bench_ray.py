@@ -11,7 +11,7 @@ in one invocation, on one local Ray instance of ``--cpus`` CPUs.
 
 Run from the project root::
 
-    .venv/bin/python benchmarks/bench_ray.py --requests 400 --cap 4
+    .venv/bin/python benchmarks/bench_ray.py --requests 800 --cap 4
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def measure(base_url: str, workers: int, cap: int, n: int, folder: Path) -> floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=800)
     parser.add_argument("--cap", type=int, default=4, help="calls in flight per worker")
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance")
     args = parser.parse_args()
