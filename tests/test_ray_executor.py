@@ -149,3 +149,23 @@ def test_the_ray_options_are_checked_and_named() -> None:
         RayExecutor(judge, requests_per_minute=0)
     with pytest.raises(ConfigError, match=r"engine\.executor_options: .*'nodes'"):
         build_executor("ray", judge, {"nodes": 2})
+
+
+def test_a_cluster_that_cannot_be_joined_is_a_config_error_naming_the_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(**options: Any) -> None:
+        raise ConnectionError(f"could not connect to {options['address']}")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    judge = build_judge("profanity")
+    request = Request.make(judge.fingerprint, builtin_rubric("toxicity"), {"response": "hi"})
+    executor = RayExecutor(judge, address="ray://nowhere:10001")
+    with (
+        RunStore(":memory:") as store,
+        pytest.raises(
+            ConfigError, match=r"executor_options\.address: cannot join .*'ray://nowhere:10001'"
+        ),
+    ):
+        run_blocking(executor.execute([request], store))

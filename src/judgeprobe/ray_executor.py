@@ -168,7 +168,12 @@ class RayExecutor:
         import ray
 
         if not ray.is_initialized():
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            try:
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(
+                    f"{_OPTION}.address: cannot join the Ray cluster at {self.address!r}: {exc}"
+                ) from exc
         by_key = {r.key: r for r in requests}
         queue = deque(self._chunks(list(by_key.values())))
         limiter = RateLimiter(requests_per_minute=self.requests_per_minute)
