@@ -25,8 +25,9 @@ from judgeprobe.cli import app  # noqa: E402
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking  # noqa: E402
 from judgeprobe.errors import ConfigError  # noqa: E402
 from judgeprobe.executors import build_executor  # noqa: E402
+from judgeprobe.judges import CallableJudge  # noqa: E402
 from judgeprobe.judges.registry import build_judge  # noqa: E402
-from judgeprobe.ray_executor import RayExecutor  # noqa: E402
+from judgeprobe.ray_executor import JudgeRecipe, RayExecutor  # noqa: E402
 from judgeprobe.request import Request  # noqa: E402
 from judgeprobe.rubrics import builtin_rubric  # noqa: E402
 from judgeprobe.verdict import Verdict  # noqa: E402
@@ -169,3 +170,16 @@ def test_a_cluster_that_cannot_be_joined_is_a_config_error_naming_the_address(
         ),
     ):
         run_blocking(executor.execute([request], store))
+
+
+def test_workers_build_a_spec_judge_from_its_spec_and_get_a_judge_made_in_code_as_it_is() -> None:
+    built = build_judge("openai:stub-judge@http://127.0.0.1:9/v1", max_concurrency=3)
+    recipe = JudgeRecipe.of(built)
+    assert (recipe.spec, recipe.options, recipe.judge) == (
+        "openai:stub-judge@http://127.0.0.1:9/v1",
+        {"max_concurrency": 3},
+        None,
+    )
+    assert recipe.build().fingerprint == built.fingerprint
+    made = CallableJudge(lambda r: 1.0, name="one")
+    assert JudgeRecipe.of(made).build() is made
