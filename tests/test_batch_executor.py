@@ -209,8 +209,8 @@ def test_a_store_of_schema_3_opens_migrated_with_empty_batch_tables(tmp_path: Pa
 
 def test_the_executor_is_checked_by_name_and_by_judge() -> None:
     config = parse_config({"judge": "profanity", "rubric": "toxicity", "probes": ["repetition"]})
-    with pytest.raises(ConfigError, match=r"--executor 'ray': Value error, unknown executor 'ray'"):
-        with_engine_options(config, executor="ray")
+    with pytest.raises(ConfigError, match=r"--executor 'mpi': Value error, unknown executor 'mpi'"):
+        with_engine_options(config, executor="mpi")
     with pytest.raises(ConfigError, match="openai-batch needs an OpenAI-compatible judge"):
         OpenAIBatchExecutor(CallableJudge(lambda r: 1.0, name="one"))
     judge = OpenAIJudge("http://127.0.0.1:9/v1", "m")

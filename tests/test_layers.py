@@ -91,6 +91,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "batch.client",
         "batch.executor",
         "batch.lines",
+        "ray_executor",
         "judges",
         "judges.base",
         "judges.callable",

@@ -66,7 +66,7 @@ class EngineOptions(BaseModel):
     max_calls: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     executor: str = "local"
-    """Who answers the missing requests: ``local`` or ``openai-batch`` (see
+    """Who answers the missing requests: ``local``, ``openai-batch`` or ``ray`` (see
     :mod:`judgeprobe.executors`), with ``executor_options`` as its options."""
     executor_options: dict[str, Any] = Field(default_factory=dict)
     until_decided: UntilDecided | None = None

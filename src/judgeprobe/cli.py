@@ -133,8 +133,9 @@ def audit(
     executor: Annotated[
         str | None,
         typer.Option(
-            help="Who makes the judge calls: local (default) or openai-batch (the provider's "
-            "Batch API; see docs/batch.md). Overrides the config's engine.executor."
+            help="Who makes the judge calls: local (default), openai-batch (the provider's "
+            "Batch API; see docs/batch.md) or ray (Ray workers; see docs/scale.md). Overrides "
+            "the config's engine.executor."
         ),
     ] = None,
     until_decided: Annotated[

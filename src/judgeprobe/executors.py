@@ -3,7 +3,9 @@
 ``local`` (the default): the engine calls the judge itself. ``openai-batch``: every engine run's
 missing requests go to the judge's provider as one OpenAI Batch
 (:class:`~judgeprobe.batch.executor.OpenAIBatchExecutor`); ``engine.executor_options`` are its
-keyword arguments (``poll_s``, ``max_poll_s``, ``completion_window``, ``max_errors``). Another
+keyword arguments (``poll_s``, ``max_poll_s``, ``completion_window``, ``max_errors``). ``ray``:
+the requests go to Ray workers (:class:`~judgeprobe.ray_executor.RayExecutor`, the ``ray``
+extra); its options are ``address``, ``workers``, ``max_concurrency_per_worker`` and more. Another
 executor is one more entry in :data:`EXECUTORS`.
 """
 
@@ -23,9 +25,16 @@ def _openai_batch(judge: Judge, options: Mapping[str, Any]) -> Executor:
     return OpenAIBatchExecutor(judge, **options)
 
 
+def _ray(judge: Judge, options: Mapping[str, Any]) -> Executor:
+    from judgeprobe.ray_executor import RayExecutor
+
+    return RayExecutor(judge, **options)
+
+
 EXECUTORS: dict[str, Callable[[Judge, Mapping[str, Any]], Executor] | None] = {
     "local": None,
     "openai-batch": _openai_batch,
+    "ray": _ray,
 }
 """Executor name -> how to build it for a judge and its options (None: the engine's own calls)."""
 

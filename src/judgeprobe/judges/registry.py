@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import weakref
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any, TypeVar
@@ -35,7 +36,30 @@ T = TypeVar("T")
 
 
 def build_judge(spec: str, **options: Any) -> Judge:
-    """A judge from its spec (see the module docstring); ``options`` go to its constructor."""
+    """A judge from its spec (see the module docstring); ``options`` go to its constructor.
+
+    The judge remembers how it was built (:func:`built_from`), so an executor can build the same
+    judge in another process instead of pickling a loaded model.
+    """
+    judge = _build(spec, **options)
+    try:
+        weakref.finalize(judge, _SPECS.pop, id(judge), None)
+    except TypeError:  # not weak-referenceable: it cannot be told apart from a later object
+        return judge
+    _SPECS[id(judge)] = (spec, dict(options))
+    return judge
+
+
+_SPECS: dict[int, tuple[str, dict[str, Any]]] = {}
+"""id of a live judge :func:`build_judge` made -> its spec and options."""
+
+
+def built_from(judge: Judge) -> tuple[str, dict[str, Any]] | None:
+    """The spec and options :func:`build_judge` made ``judge`` from (None: built otherwise)."""
+    return _SPECS.get(id(judge))
+
+
+def _build(spec: str, **options: Any) -> Judge:
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
     if name in ("llama", "default", "gemma"):

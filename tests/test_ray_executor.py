@@ -1,0 +1,185 @@
+"""The ray executor on a local Ray instance of 2 CPUs (started once for the module).
+
+What it stores must be what the local executor stores, for the real profanity classifier and
+for an HTTP judge against the chat stub; a worker killed mid-run loses no request and no stored
+request is judged again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from fake_server import FakeServer, serve_in_thread  # noqa: E402
+from judgeprobe.audit import parse_config, run_audit  # noqa: E402
+from judgeprobe.cli import app  # noqa: E402
+from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking  # noqa: E402
+from judgeprobe.errors import ConfigError  # noqa: E402
+from judgeprobe.executors import build_executor  # noqa: E402
+from judgeprobe.judges import CallableJudge  # noqa: E402
+from judgeprobe.judges.registry import build_judge  # noqa: E402
+from judgeprobe.ray_executor import JudgeRecipe, RayExecutor  # noqa: E402
+from judgeprobe.request import Request  # noqa: E402
+from judgeprobe.rubrics import builtin_rubric  # noqa: E402
+from judgeprobe.verdict import Verdict  # noqa: E402
+
+STORED = "key, judge, rubric, trial, fields, status, score, label, distribution, raw_text, error"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[FakeServer]:
+    with serve_in_thread(FakeServer(latency_s=0.02)) as server:
+        yield server
+
+
+def _content(path: Path) -> list[tuple[Any, ...]]:
+    """The verdicts of a run store, by key, without timings and attempt counts."""
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute(f"SELECT {STORED} FROM verdicts ORDER BY key, trial").fetchall()
+
+
+def _audit(tmp_path: Path, out: str, judge: str, rubric: str, **engine: Any) -> Any:
+    config = parse_config(
+        {
+            "judge": judge,
+            "rubric": rubric,
+            "data": "demo",
+            "limit": 12,
+            "probes": {"repetition": {"counts": [2]}},
+            "out": str(tmp_path / out),
+            "engine": engine,
+        }
+    )
+    return run_audit(config, progress=False, write_card=False)
+
+
+def test_judge_profanity_executor_ray_stores_what_the_local_executor_stores(
+    cluster: None, tmp_path: Path
+) -> None:
+    local = _audit(tmp_path, "local", "profanity", "toxicity")
+    config = tmp_path / "audit.yaml"
+    config.write_text(
+        "judge: profanity\nrubric: toxicity\ndata: demo\nlimit: 12\n"
+        "probes: {repetition: {counts: [2]}}\n"
+    )
+    out = tmp_path / "ray"
+    result = CliRunner().invoke(
+        app, ["audit", str(config), "--out", str(out), "--executor", "ray", "--fail-on", "never"]
+    )
+    assert result.exit_code == 0, result.output
+    assert _content(out / "run.sqlite") == _content(tmp_path / "local" / "run.sqlite")
+    with RunStore(out / "run.sqlite") as store:
+        assert store.count() == local.engine_totals["called"] > 0
+
+
+def test_an_http_judge_on_ray_stores_what_the_local_executor_stores_with_one_call_each(
+    cluster: None, stub: FakeServer, tmp_path: Path
+) -> None:
+    judge = f"openai:stub-judge@{stub.base_url}"
+    local = _audit(tmp_path, "local", judge, "refusal")
+    calls = stub.calls
+    options = {"workers": 2, "max_concurrency_per_worker": 4, "requests_per_minute": 6000}
+    remote = _audit(tmp_path, "ray", judge, "refusal", executor="ray", executor_options=options)
+    assert remote.complete and stub.calls - calls == local.engine_totals["called"] > 0
+    assert _content(tmp_path / "ray" / "run.sqlite") == _content(tmp_path / "local" / "run.sqlite")
+
+
+class KillingStore(RunStore):
+    """A run store that kills worker 0 of ``executor`` when it stores its ``at``-th verdict."""
+
+    def __init__(self, executor: RayExecutor, at: int) -> None:
+        super().__init__(":memory:")
+        self.executor, self.at = executor, at
+        self.stored: list[str] = []
+        self.before_kill: list[str] = []
+
+    def put(self, request: Request, verdict: Verdict) -> Verdict:
+        self.stored.append(request.key)
+        if len(self.stored) == self.at:
+            self.before_kill = list(self.stored)
+            ray.kill(self.executor.actors[0])
+        return super().put(request, verdict)
+
+
+def test_a_worker_killed_mid_run_has_its_requests_judged_by_another_and_none_twice(
+    cluster: None, stub: FakeServer
+) -> None:
+    judge = build_judge(f"openai:stub-judge@{stub.base_url}")
+    rubric = builtin_rubric("refusal")
+    requests = [
+        Request.make(judge.fingerprint, rubric, {"prompt": f"question {i}", "response": "no"})
+        for i in range(24)
+    ]
+    executor = RayExecutor(judge, workers=2, max_concurrency_per_worker=2, max_restarts=0)
+    store = KillingStore(executor, at=3)
+    engine = Engine(judge, store, EngineConfig(progress=False), executor=executor)
+    try:
+        result = run_blocking(engine.run(requests))
+    finally:
+        executor.shutdown()
+    keys = {r.key for r in requests}
+    assert result.complete and set(result.verdicts) == keys and sorted(store.stored) == sorted(keys)
+    assert len(executor.dispatched) > len(keys)  # the killed worker's requests were sent again
+    assert all(executor.dispatched.count(key) == 1 for key in store.before_kill)
+    assert all(v.status.value == "ok" for v in result.verdicts.values())
+
+
+def test_the_ray_options_are_checked_and_named() -> None:
+    judge = build_judge("profanity")
+    with pytest.raises(ConfigError, match=r"executor_options\.workers: must be an integer >= 1"):
+        RayExecutor(judge, workers=0)
+    with pytest.raises(ConfigError, match=r"max_concurrency_per_worker: must be an integer >= 1"):
+        RayExecutor(judge, max_concurrency_per_worker="4")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"requests_per_minute: must be a number > 0"):
+        RayExecutor(judge, requests_per_minute=0)
+    with pytest.raises(ConfigError, match=r"engine\.executor_options: .*'nodes'"):
+        build_executor("ray", judge, {"nodes": 2})
+
+
+def test_a_cluster_that_cannot_be_joined_is_a_config_error_naming_the_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(**options: Any) -> None:
+        raise ConnectionError(f"could not connect to {options['address']}")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    judge = build_judge("profanity")
+    request = Request.make(judge.fingerprint, builtin_rubric("toxicity"), {"response": "hi"})
+    executor = RayExecutor(judge, address="ray://nowhere:10001")
+    with (
+        RunStore(":memory:") as store,
+        pytest.raises(
+            ConfigError, match=r"executor_options\.address: cannot join .*'ray://nowhere:10001'"
+        ),
+    ):
+        run_blocking(executor.execute([request], store))
+
+
+def test_workers_build_a_spec_judge_from_its_spec_and_get_a_judge_made_in_code_as_it_is() -> None:
+    built = build_judge("openai:stub-judge@http://127.0.0.1:9/v1", max_concurrency=3)
+    recipe = JudgeRecipe.of(built)
+    assert (recipe.spec, recipe.options, recipe.judge) == (
+        "openai:stub-judge@http://127.0.0.1:9/v1",
+        {"max_concurrency": 3},
+        None,
+    )
+    assert recipe.build().fingerprint == built.fingerprint
+    made = CallableJudge(lambda r: 1.0, name="one")
+    assert JudgeRecipe.of(made).build() is made
