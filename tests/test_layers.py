@@ -90,6 +90,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "judges.openai_compat",
         "judges.parsing",
         "judges.pythia_reward",
+        "judges.pyrit_scorer",
+        "judges.pyrit_setup",
         "judges.recorded",
         "judges.registry",
         "judges.transformers_judge",

@@ -10,6 +10,8 @@ spec                               judge
 ``transformers:MODEL_OR_PATH``     a sequence-classification model (reward model, classifier)
 ``python:MODULE:FUNCTION``         a Python function ``fn(request) -> score | label``
 ``recorded:PATH``                  verdicts made elsewhere, read from a CSV / JSONL / Parquet
+``pyrit:SCORER``                   a PyRIT self-ask scorer (``refusal``, ``true_false``,
+                                   ``likert``) on an OpenAI-compatible endpoint
 =================================  ==========================================================
 
 Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the
@@ -69,6 +71,10 @@ def build_judge(spec: str, **options: Any) -> Judge:
         if not rest:
             raise ConfigError("judge spec 'recorded:' needs the path of a verdict file")
         return _construct(RecordedJudge, spec, rest, **options)
+    if name == "pyrit":
+        from judgeprobe.judges.pyrit_setup import pyrit_judge
+
+        return _construct(pyrit_judge, spec, rest, **options)
     factory = _plugin(name)
     if factory is not None:
         judge = _construct(factory, spec, rest, **options)
@@ -77,7 +83,8 @@ def build_judge(spec: str, **options: Any) -> Judge:
         return judge
     raise ConfigError(
         f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
-        "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, or an installed plugin"
+        "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, pyrit:SCORER, "
+        "or an installed plugin"
     )
 
 
