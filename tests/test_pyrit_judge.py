@@ -264,6 +264,22 @@ def test_the_spec_builds_a_scorer_on_an_openai_compatible_target(
     assert described["target"]["model"] == "gemma-3-270m"
     assert judge.secrets() == ["sk-secret-value"]
     assert "sk-secret-value" not in json.dumps(described)
+    bodied = build_judge(
+        "pyrit:true_false",
+        endpoint="http://127.0.0.1:9/v1",
+        model="m",
+        max_tokens=96,
+        extra_body={"top_p": 1, "api_key": "body-secret"},
+    )
+    options = bodied.describe()["options"]
+    assert options["extra_body"] == {"top_p": 1, "api_key": "[redacted]", "max_tokens": 96}
+    assert "body-secret" in bodied.secrets()
+    assert (
+        bodied.fingerprint
+        != build_judge(
+            "pyrit:true_false", endpoint="http://127.0.0.1:9/v1", model="m", max_tokens=32
+        ).fingerprint
+    )
     likert = build_judge(
         "pyrit:SelfAskLikertScorer", endpoint="http://h/v1", model="m", scale="violence_scale"
     )
@@ -279,6 +295,7 @@ def test_the_spec_builds_a_scorer_on_an_openai_compatible_target(
         ("pyrit:refusal", {"mode": "polite"}, "mode='polite' is not one of PyRIT's"),
         ("pyrit:true_false", {"question": "missing.yaml"}, "no such file"),
         ("pyrit:refusal", {"temperture": 0}, "takes no option 'temperture'"),
+        ("pyrit:refusal", {"max_tokens": 0}, "max_tokens must be >= 1"),
     ],
 )
 def test_a_bad_pyrit_spec_is_a_config_error(

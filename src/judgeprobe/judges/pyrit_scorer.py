@@ -31,14 +31,14 @@ version: another scorer, prompt, model or server is another judge and gets no ca
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.parsing import label_score
-from judgeprobe.redaction import redact_text
+from judgeprobe.redaction import Redactor, redact_text
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.verdict import Verdict
@@ -79,6 +79,9 @@ class PyritScorerJudge(BaseJudge):
         Scorer calls the engine may have in flight at once.
     secrets : sequence of str
         Values the scorer is configured with that must never be written (its API key).
+    options : mapping, optional
+        More of what can change the scorer's answers and its identifier may not show (its
+        target's request-body fields); part of the fingerprint, secrets shown as ``[redacted]``.
     """
 
     backend = "pyrit"
@@ -93,6 +96,7 @@ class PyritScorerJudge(BaseJudge):
         false_label: str | None = None,
         max_concurrency: int = 4,
         secrets: Sequence[str] = (),
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         from pyrit.score import Scorer
 
@@ -109,6 +113,7 @@ class PyritScorerJudge(BaseJudge):
         self.false_label = false_label
         self.max_concurrency = max_concurrency
         self._secrets = [s for s in secrets if s]
+        self.options = dict(options or {})
         self._description = self._describe_scorer()
 
     # -- identity -----------------------------------------------------------------------------
@@ -128,6 +133,8 @@ class PyritScorerJudge(BaseJudge):
             "true_label": self.true_label,
             "false_label": self.false_label,
         }
+        if self.options:
+            described["options"] = Redactor(environment=False).value(self.options)
         if target is not None:
             described["target"] = {
                 "class": type(target).__name__,

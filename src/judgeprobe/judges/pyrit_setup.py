@@ -22,11 +22,13 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgeprobe.errors import ConfigError, MissingDependencyError
 from judgeprobe.judges.pyrit_scorer import PyritScorerJudge
+from judgeprobe.redaction import mapping_secrets, url_secrets
 
 if TYPE_CHECKING:
     from pyrit.prompt_target import PromptTarget
@@ -94,6 +96,8 @@ def pyrit_judge(
     model: str,
     api_key_env: str = "OPENAI_API_KEY",
     temperature: float = 0.0,
+    max_tokens: int | None = None,
+    extra_body: Mapping[str, Any] | None = None,
     max_concurrency: int = 4,
     mode: str | None = None,
     question: str | None = None,
@@ -109,7 +113,10 @@ def pyrit_judge(
     ``SCORER`` is ``refusal``, ``true_false`` or ``likert`` (or the class name,
     ``SelfAskRefusalScorer``...). ``endpoint`` is the API root (``http://127.0.0.1:8000/v1``),
     ``model`` the served model's name; the key is read from ``api_key_env`` (none sent when it
-    is unset). ``mode`` picks the refusal prompt (a ``RefusalScorerPaths`` name such as
+    is unset). ``max_tokens`` caps each answer (sent as the body's ``max_tokens``, which
+    llama.cpp and vLLM servers read) and ``extra_body`` adds fields to each request body (e.g.
+    ``response_format`` with a JSON schema, which llama.cpp's server turns into a grammar).
+    ``mode`` picks the refusal prompt (a ``RefusalScorerPaths`` name such as
     ``OBJECTIVE_STRICT``), ``question`` the true/false question (a ``TrueFalseQuestionPaths``
     name such as ``TASK_ACHIEVED``, or a YAML path) and ``scale`` the Likert scale (a
     ``LikertScalePaths`` name such as ``HATE_SPEECH_SCALE``, or a YAML path; required for
@@ -130,9 +137,14 @@ def pyrit_judge(
         )
     if not model:
         raise ConfigError("judge option model must name the model the endpoint serves")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"judge option max_tokens must be >= 1, got {max_tokens}")
+    body = dict(extra_body or {})
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
     ensure_memory()
     key = os.environ.get(api_key_env) or None
-    target = _chat_target(endpoint, model, key, temperature)
+    target = _chat_target(endpoint, model, key, temperature, body)
     built = _scorer(kind, target, mode=mode, question=question, scale=scale)
     return PyritScorerJudge(
         built,
@@ -141,7 +153,8 @@ def pyrit_judge(
         true_label=true_label,
         false_label=false_label,
         max_concurrency=max_concurrency,
-        secrets=[key] if key else [],
+        secrets=[*([key] if key else []), *url_secrets(endpoint), *mapping_secrets(body)],
+        options={"temperature": float(temperature), "extra_body": body} if body else None,
     )
 
 
@@ -156,7 +169,9 @@ def _scorer_kind(name: str) -> str:
     )
 
 
-def _chat_target(endpoint: str, model: str, key: str | None, temperature: float) -> PromptTarget:
+def _chat_target(
+    endpoint: str, model: str, key: str | None, temperature: float, body: Mapping[str, Any]
+) -> PromptTarget:
     from pyrit.prompt_target import OpenAIChatTarget
 
     # A local server needs no key, but the target insists on one: any placeholder will do.
@@ -165,6 +180,7 @@ def _chat_target(endpoint: str, model: str, key: str | None, temperature: float)
         model_name=model,
         api_key=key or "no-key",
         temperature=temperature,
+        extra_body_parameters=dict(body) or None,
     )
 
 
