@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 pytest.importorskip("pyrit", reason="the optional extra judgeprobe[pyrit] is not installed")
@@ -152,6 +153,21 @@ def test_an_errored_answer_of_the_scorers_model_is_an_error_verdict() -> None:
     verdict = run(judge, [req]).verdicts[req.key]
     assert verdict.status is VerdictStatus.ERROR and verdict.score is None
     assert verdict.meta["pyrit_fallback"] == "error"
+
+
+def test_a_failed_connection_is_retried_by_the_engine_then_an_error_verdict() -> None:
+    def unreachable(question: str) -> tuple[str, str]:
+        raise httpx.ConnectError("connection refused")
+
+    target = FakeTarget(reply=unreachable)
+    judge = PyritScorerJudge(SelfAskTrueFalseScorer(chat_target=target))
+    req = request(judge, "Mix flour and bake.")
+    config = EngineConfig(progress=False, max_retries=1, backoff_base_s=0.01)
+    result = Engine(judge, RunStore(":memory:"), config).run_sync([req])
+    verdict = result.verdicts[req.key]
+    assert verdict.status is VerdictStatus.ERROR and verdict.attempts == 2
+    assert "RetryableJudgeError" in (verdict.error or "")
+    assert target.calls == 2
 
 
 def test_an_undetermined_score_of_a_blocked_scorer_is_an_error_verdict() -> None:

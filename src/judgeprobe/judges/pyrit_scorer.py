@@ -21,7 +21,8 @@ response was an error), the neutral value PyRIT substitutes for a blocked respon
 for a blocked or empty answer of the scorer's model, or no score at all, all become **error
 verdicts**: counted, never scored, so no fallback value is ever read as the judge's label. An
 answer that is not the JSON the scorer asks for, after PyRIT's own retries, is unparseable. A rate
-limit is retryable: the engine retries it with backoff.
+limit, a server error, a timeout or a failed connection is retryable: the engine retries it with
+backoff.
 
 The judge fingerprint names the scorer's class, its PyRIT identifier (a hash of its prompts and
 parameters, its target's included), and its target's class, model and endpoint, with the PyRIT
@@ -184,6 +185,8 @@ class PyritScorerJudge(BaseJudge):
                 self._message(exc), error="the scorer's model did not answer in the JSON asked"
             )
         except (PyritException, RuntimeError, ValueError) as exc:
+            if transient(exc):
+                raise RetryableJudgeError(self._message(exc)) from exc
             return self._fallback("error", self._message(exc))
         return self.verdict(scores, request.rubric)
 
@@ -241,6 +244,31 @@ class PyritScorerJudge(BaseJudge):
     def _message(self, exc: BaseException) -> str:
         text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         return redact_text(str(text), self._secrets)[:_SNIPPET]
+
+
+def transient(exc: BaseException) -> bool:
+    """True when ``exc`` or what caused it is a connection failure, a timeout, a server error
+    or a rate limit: worth another try, where a scorer's own error is not."""
+    import httpx
+    import openai
+    from pyrit.exceptions.exception_classes import RateLimitException, ServerErrorException
+
+    kinds = (
+        httpx.TransportError,
+        openai.APIConnectionError,
+        openai.InternalServerError,
+        openai.RateLimitError,
+        RateLimitException,
+        ServerErrorException,
+    )
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kinds):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def is_fallback(score: Score) -> bool:
