@@ -302,6 +302,11 @@ def test_the_spec_builds_a_scorer_on_an_openai_compatible_target(
     assert likert.describe()["scorer"] == "SelfAskLikertScorer"
 
 
+def test_a_pyrit_spec_without_its_endpoint_and_model_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="needs the options endpoint and model"):
+        build_judge("pyrit:refusal", model="m")
+
+
 @pytest.mark.parametrize(
     ("spec", "options", "message"),
     [

@@ -92,8 +92,8 @@ def ensure_memory() -> None:
 def pyrit_judge(
     scorer: str,
     *,
-    endpoint: str,
-    model: str,
+    endpoint: str | None = None,
+    model: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
     temperature: float = 0.0,
     max_tokens: int | None = None,
@@ -130,6 +130,11 @@ def pyrit_judge(
         raise ConfigError(
             f"judge 'pyrit:{scorer}' takes no option {', '.join(map(repr, stray))}; "
             f"its scorer option is {allowed!r}"
+        )
+    if endpoint is None or model is None:
+        raise ConfigError(
+            f"judge 'pyrit:{scorer}' needs the options endpoint and model, e.g. "
+            "-J endpoint=http://127.0.0.1:8000/v1 -J model=gemma-3-270m"
         )
     if not endpoint.startswith(("http://", "https://")):
         raise ConfigError(
