@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install 'torch==2.13.0'
-	$(BIN)/pip install -e '.[test,transformers,inspect,ray]'
+	$(BIN)/pip install -e '.[test,transformers,inspect,ray,pyrit]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -100,6 +100,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "judges.openai_compat",
         "judges.parsing",
         "judges.pythia_reward",
+        "judges.pyrit_scorer",
+        "judges.pyrit_setup",
         "judges.recorded",
         "judges.recorded_formats",
         "judges.recorded_formats._rows",

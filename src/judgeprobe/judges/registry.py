@@ -13,6 +13,8 @@ spec                               judge
                                    Inspect eval log, promptfoo results, PyRIT scores
 ``recorded:FORMAT:PATH``           the same with the format forced (``table``, ``inspect``, ...)
 ``recorded:dataset:NAME``          the votes of judge ``NAME`` a pairwise dataset ships
+``pyrit:SCORER``                   a PyRIT self-ask scorer (``refusal``, ``true_false``,
+                                   ``likert``) on an OpenAI-compatible endpoint
 =================================  ==========================================================
 
 Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the
@@ -96,6 +98,10 @@ def _build(spec: str, **options: Any) -> Judge:
         if not rest:
             raise ConfigError("judge spec 'recorded:' needs the path of a verdict file")
         return _construct(RecordedJudge, spec, rest, **options)
+    if name == "pyrit":
+        from judgeprobe.judges.pyrit_setup import pyrit_judge
+
+        return _construct(pyrit_judge, spec, rest, **options)
     factory = _plugin(name)
     if factory is not None:
         judge = _construct(factory, spec, rest, **options)
@@ -104,7 +110,8 @@ def _build(spec: str, **options: Any) -> Judge:
         return judge
     raise ConfigError(
         f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
-        "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, or an installed plugin"
+        "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, pyrit:SCORER, "
+        "or an installed plugin"
     )
 
 
