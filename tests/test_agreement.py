@@ -8,6 +8,7 @@ than the baselines and fail, and planted label noise q is recovered within the r
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -371,3 +372,29 @@ def test_a_constant_judge_has_its_undefined_agreement_findings_say_why() -> None
         assert (estimate.defined, result.finding(name).status) == (False, "n/a"), name
         assert estimate.reason is not None and why in estimate.reason, name
     assert result.finding("accuracy").estimate.reason is None
+
+
+def test_humans_of_one_class_leave_the_baselines_n_a_and_the_card_is_still_written(
+    tmp_path: Path,
+) -> None:
+    """Every human decision is one class: no baseline metric is defined, and its table cells are
+    None (n/a), never NaN, so the card is valid JSON."""
+    from judgeprobe.report import write_card
+
+    one_class = [item for item in items(80) if truth_of_item(item) == 0]
+    probe = AgreementProbe(n_resamples=FAST)
+    store = RunStore(tmp_path / "run.sqlite")
+    engine = Engine(judge(lambda r: 0.0, "constant"), store, EngineConfig(progress=False))
+    run_id = store.start_run({"command": "test"})
+    result = run_probe_sync(probe, one_class, engine, REFUSAL)
+    cells = [row[m] for row in result.tables["baselines"] for m in ("kappa", "auc")]
+    assert cells and all(cell is None for cell in cells)
+    store.put_result(run_id, "agreement", result.to_dict())
+    store.finish_run(run_id, "complete")
+    written = write_card(store, tmp_path / "card", run_id=run_id, formats=("json",))
+    card = json.loads(written["json"].read_text())
+    assert [p["tables"]["baselines"][0]["kappa"] for p in card["probes"]] == [None]
+
+
+def truth_of_item(item: PointwiseItem) -> int:
+    return int(item.response.split("truth ")[1][0])

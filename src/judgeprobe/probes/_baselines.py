@@ -229,7 +229,7 @@ def baseline_findings(
                     {"baseline": base.name},
                 )
             )
-            row[metric] = est.estimate
+            row[metric] = est.estimate if est.defined else None
             value = est.estimate if est.defined else -np.inf
             if metric not in best or value > best[metric][0]:
                 best[metric] = (value, base)

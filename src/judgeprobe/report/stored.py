@@ -12,9 +12,10 @@ Stores written before an undefined estimate had a ``reason`` of its own kept tha
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Status = Literal["pass", "warn", "fail", "inconclusive", "info", "n/a"]
 
@@ -108,6 +109,23 @@ class StoredProbeResult(_Stored):
     tables: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tables")
+    @classmethod
+    def _finite_cells(cls, tables: dict[str, Any]) -> dict[str, Any]:
+        """A table cell that is not a finite number (NaN, infinity) is ``None`` (n/a), so the
+        card stays valid JSON whatever a probe or plugin put in its tables."""
+        return {name: _finite(table) for name, table in tables.items()}
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def read_result(body: Any) -> StoredProbeResult:
