@@ -122,6 +122,7 @@ PROBE_CLASSES = [
 PUBLIC_API: dict[ModuleType, list[str]] = {
     judgeprobe: [
         "AuditConfig",
+        "Bill",
         "Budget",
         "CallableJudge",
         "Engine",
@@ -146,6 +147,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "build_card",
         "builtin_rubric",
         "get_rubric",
+        "plan_audit",
         "reanalyze",
         "run_audit",
         "run_probe",

@@ -48,6 +48,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "_atomic",
         "_codec",
         "redaction",
+        "pricing",
         "stats",
         "stats._validation",
         "stats.agreement",
@@ -77,6 +78,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "engine.engine",
         "engine.limits",
         "engine.lock",
+        "engine.ordering",
         "engine.progress",
         "engine.store",
         "engine.store_base",
@@ -150,6 +152,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "generation",
         "variant_generation",
         "audit",
+        "billing",
         "family",
         "scoring",
         "scoring_agreement",
@@ -175,6 +178,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
     ),
     5: (
         "cli",
+        "cli_plan",
         "",
     ),
 }

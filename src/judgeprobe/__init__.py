@@ -18,6 +18,7 @@ from judgeprobe.verdict import Verdict, VerdictStatus
 
 if TYPE_CHECKING:
     from judgeprobe.audit import AuditConfig, run_audit
+    from judgeprobe.billing import Bill, plan_audit
     from judgeprobe.probes import (
         AgreementProbe,
         BypassProbe,
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "AuditConfig": "judgeprobe.audit",
     "run_audit": "judgeprobe.audit",
+    "Bill": "judgeprobe.billing",
+    "plan_audit": "judgeprobe.billing",
     "build_card": "judgeprobe.report",
     "Estimate": "judgeprobe.stats",
     **dict.fromkeys(
@@ -84,6 +87,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AgreementProbe",
     "AuditConfig",
+    "Bill",
     "Budget",
     "BypassProbe",
     "CallableJudge",
@@ -118,6 +122,7 @@ __all__ = [
     "build_card",
     "builtin_rubric",
     "get_rubric",
+    "plan_audit",
     "reanalyze",
     "run_audit",
     "run_probe",

@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judgeprobe.cli_plan import confirm_cost, print_bill
+from judgeprobe.cli_plan import plan as plan_command
 from judgeprobe.errors import JudgeprobeError
 
 app = typer.Typer(
@@ -125,6 +127,18 @@ def audit(
     fail_on: Annotated[
         str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")
     ] = None,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Print the bill (as `judgeprobe plan`); call nothing.")
+    ] = False,
+    confirm_over: Annotated[
+        float | None,
+        typer.Option(
+            min=0, help="Ask before running when the planned cost (config 'pricing') exceeds this."
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Run past --confirm-over without asking.")
+    ] = False,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
@@ -155,7 +169,15 @@ def audit(
     if loader is not None:
         config.data_options["loader"] = loader
     config = with_engine_options(config, max_calls=max_calls, max_tokens=max_tokens)
+    if plan:
+        print_bill(config)
+        return
+    if confirm_over is not None:
+        confirm_cost(config, confirm_over, yes=yes)
     _run(config, _command_line())
+
+
+app.command("plan")(plan_command)
 
 
 @app.command()
