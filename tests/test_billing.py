@@ -16,11 +16,15 @@ from judgeprobe.cli import app
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
 
-SINGLE_STAGE = {"repetition": {"counts": [1, 2, 4]}, "agreement": {"human_scale": [1, 5]}}
+FEW = {"n_resamples": 20}  # the bill does not depend on the analysis: keep it quick
+SINGLE_STAGE = {
+    "repetition": {"counts": [1, 2, 4], **FEW},
+    "agreement": {"human_scale": [1, 5], **FEW},
+}
 MULTI_STAGE = {
-    "cluster": {"ks": [2, 4], "per_cluster": 10},
-    "permutation": {"ks": [4], "n_tuples": 10, "sample_sizes": [5, 5, 5]},
-    "bypass": {"ks": [2], "draws": 2, "false_alarm_items": 5},
+    "cluster": {"ks": [2, 4], "per_cluster": 10, **FEW},
+    "permutation": {"ks": [4], "n_tuples": 10, "sample_sizes": [5, 5, 5], **FEW},
+    "bypass": {"ks": [2], "draws": 2, "false_alarm_items": 5, **FEW},
 }
 PRICING = {"input_per_mtok": 2.0, "output_per_mtok": 8.0}
 
@@ -178,3 +182,19 @@ def test_confirm_over_without_a_price_table_says_to_add_one(tmp_path: Path) -> N
     result = CliRunner().invoke(app, ["audit", str(_config_file(tmp_path)), "--confirm-over", "5"])
     assert isinstance(result.exception, ConfigError)
     assert "needs a price table" in str(result.exception)
+
+
+@pytest.mark.llm
+def test_the_llama_judge_s_prompt_tokens_are_counted_as_its_verdicts_report_them(
+    tmp_path: Path,
+) -> None:
+    from judgeprobe.judges.llama import LlamaJudge
+
+    config = _config(tmp_path, {"repetition": {"counts": [1]}}, limit=3)
+    judge = LlamaJudge(n_ctx=1024)
+    bill = plan_audit(config, judge=judge)
+    outcome = run_audit(config, judge=judge, progress=False, write_card=False)
+    assert bill.tokens_counted is True
+    assert bill.total.calls == outcome.engine_totals["called"] == 3
+    assert bill.total.prompt_tokens == outcome.engine_totals["prompt_tokens"]
+    assert bill.total.completion_tokens == outcome.engine_totals["completion_tokens"] == 3

@@ -26,6 +26,7 @@ from typing import Any
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.audit import AuditConfig, _dataset, _select_probe, _Selected
+from judgeprobe.engine.engine import run_blocking
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judge import Judge
@@ -116,7 +117,12 @@ def plan_audit(config: AuditConfig, *, judge: Judge | None = None) -> Bill:
         raise ConfigError(
             "the audit selects no probe; list them under 'probes' in the config or pass --probes"
         )
-    judge = judge if judge is not None else build_judge(config.judge, **config.judge_options)
+    if judge is None:
+        built = build_judge(config.judge, **config.judge_options)
+        try:
+            return plan_audit(config, judge=built)
+        finally:
+            run_blocking(built.aclose())
     datasets: dict[str, Any] = {}
     selected = [
         _select_probe(name, params, config, datasets) for name, params in config.probes.items()
