@@ -178,6 +178,22 @@ def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path
     assert again.exit_code == 0, again.output
 
 
+@pytest.mark.parametrize(("answer", "runs"), [("y", True), ("n", False)])
+def test_confirm_over_on_a_terminal_asks_and_runs_only_on_yes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, runs: bool
+) -> None:
+    monkeypatch.setattr("judgeprobe.cli_plan.on_terminal", lambda: True)
+    config = str(_config_file(tmp_path, pricing=PRICING))
+    result = CliRunner().invoke(
+        app, ["audit", config, "--confirm-over", "0.000001", "--fail-on", "never"], input=answer
+    )
+    assert "exceeds --confirm-over 1e-06 (80 judge calls); run the audit?" in result.stdout
+    assert (tmp_path / "out" / "run.sqlite").exists() is runs
+    if not runs:
+        assert isinstance(result.exception, ConfigError)
+        assert "not confirmed, no judge call made" in str(result.exception)
+
+
 def test_confirm_over_without_a_price_table_says_to_add_one(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["audit", str(_config_file(tmp_path)), "--confirm-over", "5"])
     assert isinstance(result.exception, ConfigError)

@@ -186,10 +186,15 @@ def confirm_cost(config: Any, amount: float, *, yes: bool) -> None:
     planned = f"{bill.cost:.4f} {bill.pricing.currency}"
     bound = " (a bound)" if bill.total.bound else ""
     what = f"the planned cost {planned}{bound} exceeds --confirm-over {amount:g}"
-    if not sys.stdin.isatty():
+    if not on_terminal():
         raise ConfigError(f"{what}; there is no terminal to confirm on: pass --yes to run it")
     if not typer.confirm(f"{what} ({bill.total.calls} judge calls); run the audit?"):
         raise ConfigError(f"{what}; not confirmed, no judge call made")
+
+
+def on_terminal() -> bool:
+    """Whether a person can be asked: standard input is a terminal."""
+    return sys.stdin.isatty()
 
 
 def _duration(seconds: float | None) -> str:
