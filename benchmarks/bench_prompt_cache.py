@@ -116,7 +116,9 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.5)
-            judge = OpenAIJudge(base_url, "gemma-3-270m", max_concurrency=1, max_tokens=1)
+            judge = OpenAIJudge(
+                base_url, "gemma-3-270m", max_concurrency=1, max_tokens=1, logprobs=False
+            )
             planned = _planned(args.items, judge)
             orders = {"planned": planned, "warm": warm_order(planned)}
             results = {}
