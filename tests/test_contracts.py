@@ -123,6 +123,7 @@ PROBE_CLASSES = [
 PUBLIC_API: dict[ModuleType, list[str]] = {
     judgeprobe: [
         "AuditConfig",
+        "Bill",
         "Budget",
         "CallableJudge",
         "Engine",
@@ -148,6 +149,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "builtin_rubric",
         "compare_runs",
         "get_rubric",
+        "plan_audit",
         "reanalyze",
         "run_audit",
         "run_probe",

@@ -482,3 +482,30 @@ def test_a_base_judge_declares_the_capabilities_its_attributes_set() -> None:
 def test_a_capability_out_of_range_is_a_config_error(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         JudgeCapabilities(**options)
+
+
+# -- warm caches ----------------------------------------------------------------------------------
+def test_pending_requests_are_sent_grouped_by_rubric_and_shared_prompt() -> None:
+    # planned interleaved, as a probe plans them: item by item, each under two rubrics
+    sent: list[tuple[str, str]] = []
+
+    def record(request: Request) -> float:
+        sent.append((request.rubric.name, request.field_map["prompt"]))
+        return 1.0
+
+    judge = CallableJudge(record, name="recorder", max_concurrency=1)
+    rubrics = [
+        builtin_rubric("harmfulness"),
+        builtin_rubric("harmfulness").with_template("Rate it.\n{prompt}\n{response}", name="terse"),
+    ]
+    planned = [
+        Request.make(judge.fingerprint, rubric, {"prompt": f"p{i % 3}", "response": f"r{i}"})
+        for i in range(6)
+        for rubric in rubrics
+    ]
+    Engine(judge, RunStore(":memory:"), EngineConfig(progress=False)).run_sync(planned)
+    runs = [name for i, (name, _) in enumerate(sent) if i == 0 or sent[i - 1][0] != name]
+    assert len(runs) == 2  # each rubric's requests run together
+    for name in ("harmfulness", "terse"):
+        prompts = [prompt for rubric, prompt in sent if rubric == name]
+        assert prompts == sorted(prompts)  # requests sharing a prompt run one after another

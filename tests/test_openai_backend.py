@@ -106,6 +106,19 @@ async def test_extra_body_fields_are_sent(server: FakeServer) -> None:
     assert server.bodies[-1]["top_p"] == 0.5
 
 
+async def test_cache_prompt_is_sent_when_set_and_left_to_the_server_when_not(
+    server: FakeServer,
+) -> None:
+    cached = OpenAIJudge(server.base_url, "m", cache_prompt=True)
+    await cached.judge(_request(cached))
+    await cached.aclose()
+    assert server.bodies[-1]["cache_prompt"] is True
+    assert cached.describe()["cache_prompt"] is True
+    unset = OpenAIJudge(server.base_url, "m")
+    assert "cache_prompt" not in unset.body(_request(unset))
+    assert "cache_prompt" not in unset.describe()
+
+
 def test_logprobs_are_requested_only_for_label_rubrics() -> None:
     judge = OpenAIJudge("http://127.0.0.1:9/v1", "m")
     generation = builtin_rubric("generation")
@@ -386,6 +399,8 @@ BASE: dict[str, Any] = {"base_url": "http://127.0.0.1:8000/v1", "model": "judge-
         {"logprobs": False},
         {"top_logprobs": 5},
         {"extra_body": {"top_p": 0.9}},
+        {"cache_prompt": True},
+        {"cache_prompt": False},
     ],
 )
 def test_the_fingerprint_changes_with_everything_that_can_change_a_verdict(

@@ -18,6 +18,7 @@ from judgeprobe.verdict import Verdict, VerdictStatus
 
 if TYPE_CHECKING:
     from judgeprobe.audit import AuditConfig, run_audit
+    from judgeprobe.billing import Bill, plan_audit
     from judgeprobe.compare import compare_runs
     from judgeprobe.probes import (
         AgreementProbe,
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "AuditConfig": "judgeprobe.audit",
     "run_audit": "judgeprobe.audit",
+    "Bill": "judgeprobe.billing",
+    "plan_audit": "judgeprobe.billing",
     "build_card": "judgeprobe.report",
     "compare_runs": "judgeprobe.compare",
     "Estimate": "judgeprobe.stats",
@@ -86,6 +89,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AgreementProbe",
     "AuditConfig",
+    "Bill",
     "Budget",
     "BypassProbe",
     "CallableJudge",
@@ -121,6 +125,7 @@ __all__ = [
     "builtin_rubric",
     "compare_runs",
     "get_rubric",
+    "plan_audit",
     "reanalyze",
     "run_audit",
     "run_probe",

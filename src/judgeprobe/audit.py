@@ -41,6 +41,7 @@ from judgeprobe.family import adjust_family, headline_thresholds
 from judgeprobe.judge import Judge
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
+from judgeprobe.pricing import Pricing
 from judgeprobe.probes import ProbeResult, Threshold, get_probe_class, probe_names
 from judgeprobe.probes.registry import build_probe
 from judgeprobe.recorded_pairwise import fold_recorded, judge_of_sources, warn_judge_source
@@ -140,6 +141,8 @@ class AuditConfig(BaseModel):
     out: str = "judgeprobe-out"
     engine: EngineOptions = Field(default_factory=EngineOptions)
     fail_on: FailOn = "fail"
+    pricing: Pricing | None = None
+    """Price per million tokens, for the bill of ``judgeprobe plan`` (:mod:`judgeprobe.billing`)."""
     _source: str = PrivateAttr(default="config")
 
     @property

@@ -19,6 +19,8 @@ from rich.table import Table
 
 from judgeprobe.cli_batch import app as batch_app
 from judgeprobe.cli_compare import compare as compare_command
+from judgeprobe.cli_plan import confirm_cost, print_bill
+from judgeprobe.cli_plan import plan as plan_command
 from judgeprobe.cli_store import app as store_app
 from judgeprobe.errors import JudgeprobeError
 
@@ -149,6 +151,18 @@ def audit(
         int | None,
         typer.Option(help="With --until-decided: start no round that would exceed N judge calls."),
     ] = None,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Print the bill (as `judgeprobe plan`); call nothing.")
+    ] = False,
+    confirm_over: Annotated[
+        float | None,
+        typer.Option(
+            min=0, help="Ask before running when the planned cost (config 'pricing') exceeds this."
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Run past --confirm-over without asking.")
+    ] = False,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
@@ -187,7 +201,15 @@ def audit(
     )
     if rounds is not None:
         config = with_until_decided(config, rounds)
+    if plan:
+        print_bill(config)
+        return
+    if confirm_over is not None:
+        confirm_cost(config, confirm_over, yes=yes)
     _run(config, _command_line())
+
+
+app.command("plan")(plan_command)
 
 
 @app.command()

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from judgeprobe.engine.executor import Executor
 from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
+from judgeprobe.engine.ordering import warm_order
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
@@ -164,6 +165,7 @@ class Engine:
         counts = self._count_tokens(missing, capabilities)
         missing = self._skip_oversized(missing, counts, capabilities, verdicts, stats)
         costs = self._token_costs(missing, counts)
+        missing = warm_order(missing)  # requests that share a prompt prefix run together
 
         if self.executor is not None:
             stopped = await self._execute(missing, costs, verdicts, stats)

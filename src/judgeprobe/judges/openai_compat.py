@@ -76,6 +76,11 @@ class OpenAIJudge(BaseJudge):
     context_window : int, optional
         Input tokens the model reads; when set, inputs estimated longer (4 characters per token)
         are skipped by the engine instead of sent.
+    cache_prompt : bool, optional
+        Whether the server may reuse the evaluated prompt prefix of an earlier request
+        (llama.cpp's server reads ``cache_prompt`` in the request body). Sent when set, and part
+        of the fingerprint then: logits computed over a cached prefix need not be bit-identical
+        to those of a full evaluation. None (the default) sends nothing: the server's default.
 
     Examples
     --------
@@ -108,6 +113,7 @@ class OpenAIJudge(BaseJudge):
         revision: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
         context_window: int | None = None,
+        cache_prompt: bool | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must start with http:// or https://, got {base_url!r}")
@@ -138,6 +144,7 @@ class OpenAIJudge(BaseJudge):
         self.revision = revision
         self.extra_body = dict(extra_body or {})
         self.context_window = context_window
+        self.cache_prompt = cache_prompt
         self._config_secrets = [*url_secrets(self.base_url), *mapping_secrets(self.extra_body)]
         self._url = f"{self.base_url}/chat/completions"
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSession] = (
@@ -161,6 +168,8 @@ class OpenAIJudge(BaseJudge):
             described["top_logprobs"] = self.top_logprobs
         if self.extra_body:
             described["extra_body"] = Redactor(environment=False).value(self.extra_body)
+        if self.cache_prompt is not None:  # unset, the fingerprints of earlier runs still hold
+            described["cache_prompt"] = self.cache_prompt
         described["prompt_format"] = PROMPT_FORMAT
         return described
 
@@ -196,6 +205,8 @@ class OpenAIJudge(BaseJudge):
             body["logprobs"] = True
             if self.top_logprobs:
                 body["top_logprobs"] = self.top_logprobs
+        if self.cache_prompt is not None:
+            body["cache_prompt"] = self.cache_prompt
         body.update(self.extra_body)
         return body
 

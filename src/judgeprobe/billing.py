@@ -1,0 +1,399 @@
+"""The bill before the first call: what an audit will ask of its judge, planned without a call.
+
+:func:`plan_audit` plans every probe of an :class:`~judgeprobe.audit.AuditConfig` as the audit
+would (the same probes, data, rubrics and seed, hence the same request keys), looks the requests
+up in the run store the audit would use, and counts, per probe and in total: requests, distinct
+requests, those the store already answers, the judge calls left to make, their prompt tokens
+(counted with the judge's tokenizer where it has one, else estimated at four characters a token,
+and marked so), the completion tokens to expect, their cost under the config's ``pricing``, and
+the time they take at the configured concurrency and rate limits.
+
+A request two probes share is billed to the first that plans it, as the audit judges it there
+and answers the second from the store. A multi-stage probe (cluster, permutation, bypass, policy
+invariance with reproduction trials) draws its later stages from the verdicts of the first: where
+the store holds them they are used, and where it does not, the later stages are planned on
+stand-in verdicts spread over the rubric's labels and on ones at its two ends, and the larger
+count is billed, marked ``bound``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judgeprobe._hashing import content_hash
+from judgeprobe.audit import AuditConfig, _dataset, _select_probe, _Selected
+from judgeprobe.engine.engine import run_blocking
+from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.judge import Judge
+from judgeprobe.judges.recorded import RecordedJudge
+from judgeprobe.judges.registry import build_judge
+from judgeprobe.plan import Plan, Verdicts
+from judgeprobe.pricing import Pricing
+from judgeprobe.request import Request
+from judgeprobe.rubrics import Rubric
+from judgeprobe.running import MAX_STAGES, check_probe, probe_context
+from judgeprobe.verdict import Verdict, VerdictStatus
+
+CHARS_PER_TOKEN = 4
+"""The estimate of a prompt's tokens where the judge has no tokenizer (as the engine's budget)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BillRow:
+    """What one probe (or the whole audit) will ask of the judge.
+
+    ``calls`` are the distinct requests neither in the store nor planned by an earlier probe;
+    ``skipped`` of them exceed the judge's context window and are not sent. Tokens and cost are
+    those of the calls. ``bound``: a later stage was planned on stand-in verdicts.
+    """
+
+    probe: str
+    requests: int
+    distinct: int
+    stored: int
+    calls: int
+    skipped: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    seconds: float | None
+    bound: bool = False
+    stages: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Bill:
+    """The bill of an audit: one row per probe, their total, and how each figure was had."""
+
+    judge: str
+    rows: tuple[BillRow, ...]
+    total: BillRow
+    tokens_counted: bool | None
+    """True when the judge's tokenizer counted the prompt tokens; False: estimated; None: there
+    was nothing to count (no call left to make)."""
+    completion: str
+    """Where the expected completion tokens come from."""
+    pricing: Pricing | None
+    concurrency: int
+    mean_latency_s: float | None
+    time_note: str
+
+    @property
+    def cost(self) -> float | None:
+        """The total cost, None without a ``pricing`` section."""
+        return self.total.cost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "probes": [row.to_dict() for row in self.rows],
+            "total": self.total.to_dict(),
+            "prompt_tokens": {True: "counted", False: "estimated", None: "none to count"}[
+                self.tokens_counted
+            ],
+            "completion_tokens": self.completion,
+            "pricing": None if self.pricing is None else self.pricing.model_dump(),
+            "concurrency": self.concurrency,
+            "mean_latency_s": self.mean_latency_s,
+            "time": self.time_note,
+        }
+
+
+def plan_audit(config: AuditConfig, *, judge: Judge | None = None) -> Bill:
+    """The bill of ``config``'s audit, planned without a judge call.
+
+    ``judge`` overrides ``config.judge`` as in :func:`~judgeprobe.audit.run_audit`. A probe that
+    cannot run is the :class:`ConfigError` the audit would raise.
+    """
+    if not config.probes:
+        raise ConfigError(
+            "the audit selects no probe; list them under 'probes' in the config or pass --probes"
+        )
+    if judge is None:
+        built = build_judge(config.judge, **config.judge_options)
+        try:
+            return plan_audit(config, judge=built)
+        finally:
+            run_blocking(built.aclose())
+    datasets: dict[str, Any] = {}
+    selected = [
+        _select_probe(name, params, config, datasets) for name, params in config.probes.items()
+    ]
+    _dataset(config.data, config.data_options, datasets)
+    if isinstance(judge, RecordedJudge):
+        judge.bind([item for chosen in selected for item in chosen.items])
+    for chosen in selected:
+        check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
+    store_path = Path(config.out) / "run.sqlite"
+    store = RunStore(store_path) if store_path.is_file() else RunStore(":memory:")
+    with store:
+        return _bill(config, judge, store, selected)
+
+
+def _bill(config: AuditConfig, judge: Judge, store: RunStore, selected: list[_Selected]) -> Bill:
+    tokens = _Tokens(judge)
+    window = judge.capabilities.context_window
+    latency = mean_latency(store, judge.fingerprint)
+    concurrency = config.engine.concurrency or judge.capabilities.max_concurrency
+    claimed: set[str] = set()
+    rows: list[BillRow] = []
+    all_keys: set[str] = set()
+    stored_keys: set[str] = set()
+    for chosen in selected:
+        requests, stages, bound = _planned(chosen, judge, store, config.seed)
+        distinct = {r.key: r for r in requests}
+        known = _usable(store.get_many(list(distinct)))
+        new = [r for key, r in distinct.items() if key not in known and key not in claimed]
+        claimed.update(distinct)
+        all_keys.update(distinct)
+        stored_keys.update(known)
+        counts = tokens.prompt(new)
+        skipped = sum(1 for n in counts if window is not None and n > window)
+        sent = [(r, n) for r, n in zip(new, counts, strict=True) if window is None or n <= window]
+        prompt = sum(n for _, n in sent)
+        completion = sum(tokens.completion(r) for r, _ in sent)
+        rows.append(
+            BillRow(
+                probe=chosen.name,
+                requests=len(requests),
+                distinct=len(distinct),
+                stored=len(known),
+                calls=len(sent),
+                skipped=skipped,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                cost=_cost(config.pricing, prompt, completion),
+                seconds=_seconds(len(sent), prompt, latency, concurrency, config),
+                bound=bound,
+                stages=stages,
+            )
+        )
+    calls = sum(row.calls for row in rows)
+    prompt = sum(row.prompt_tokens for row in rows)
+    completion = sum(row.completion_tokens for row in rows)
+    total = BillRow(
+        probe="total",
+        requests=sum(row.requests for row in rows),
+        distinct=len(all_keys),
+        stored=len(stored_keys),
+        calls=calls,
+        skipped=sum(row.skipped for row in rows),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=_cost(config.pricing, prompt, completion),
+        seconds=_seconds(calls, prompt, latency, concurrency, config),
+        bound=any(row.bound for row in rows),
+        stages=max((row.stages for row in rows), default=1),
+    )
+    return Bill(
+        judge=str(judge.describe().get("model") or judge.describe()["backend"]),
+        rows=tuple(rows),
+        total=total,
+        tokens_counted=tokens.counted,
+        completion=tokens.completion_source,
+        pricing=config.pricing,
+        concurrency=concurrency,
+        mean_latency_s=latency,
+        time_note=_time_note(latency, concurrency, config),
+    )
+
+
+def _planned(
+    chosen: _Selected, judge: Judge, store: RunStore, seed: int
+) -> tuple[list[Request], int, bool]:
+    """Every request of the probe's stages, how many stages, and whether they are a bound.
+
+    The first stage is exact. A later stage is drawn from the verdicts of the earlier ones: the
+    store's where it holds them; else the stage is planned once on each stand-in (see
+    :func:`stand_in`) and the larger plan is kept.
+    """
+    probe = chosen.probe
+    ctx = probe_context(probe, judge, chosen.rubric, seed=seed)
+    first: Plan[Any] = probe.plan(chosen.items, ctx)
+    plans = [_stages(probe, first, store, fill) for fill in ("spread", "ends")]
+    plan, bound = max(plans, key=lambda p: (len(p[0].keys), len(p[0].requests)))
+    return list(plan.requests.values()), plan.stage, bound
+
+
+def _stages(probe: Any, plan: Plan[Any], store: RunStore, fill: str) -> tuple[Plan[Any], bool]:
+    """``plan`` refined to its last stage on stored verdicts, stand-ins where none is stored."""
+    known: dict[str, Verdict] = {}
+    bound = False
+    for _ in range(MAX_STAGES):
+        requests = {r.key: r for r in plan.requests.values() if r.key not in known}
+        stored = _usable(store.get_many(list(requests)))
+        known.update(stored)
+        for key, request in requests.items():
+            if key not in stored:
+                known[key] = stand_in(request, fill)
+        refined = probe.refine(plan, Verdicts(plan, known))
+        if refined is None:
+            return plan, bound
+        bound = bound or len(stored) < len(requests)
+        plan = refined
+    return plan, bound
+
+
+def stand_in(request: Request, fill: str = "spread") -> Verdict:
+    """A verdict for an unjudged request, to plan a later stage on.
+
+    ``spread`` gives each request one of the rubric's labels (a pseudo-random one, fixed by its
+    key), so that every score level holds items; ``ends`` gives it the lowest or the highest.
+    """
+    rubric = request.rubric
+    pick = int(content_hash([request.key, fill])[:8], 16)
+    if rubric.kind == "pairwise":
+        label = ("A", "B") if fill == "ends" else ("A", "tie", "B")
+        chosen = label[pick % len(label)]
+        return Verdict.scored({"A": 1.0, "tie": 0.5, "B": 0.0}[chosen], label=chosen)
+    if rubric.kind in ("scale", "binary") and rubric.labels:
+        labels = _ordered_labels(rubric)
+        if fill == "ends":
+            labels = [labels[0], labels[-1]]
+        chosen = labels[pick % len(labels)]
+        return Verdict.scored(rubric.value_of(chosen), label=chosen)
+    if rubric.kind == "generation":
+        return Verdict.scored(float(rubric.max_new_tokens))
+    low, high = rubric.score_range or (0.0, 1.0)
+    share = (pick % 2) if fill == "ends" else (pick % 1001) / 1000
+    return Verdict.scored(low + share * (high - low))
+
+
+def _ordered_labels(rubric: Rubric) -> list[str]:
+    return sorted(rubric.labels, key=rubric.value_of)
+
+
+def _usable(verdicts: Mapping[str, Verdict]) -> dict[str, Verdict]:
+    """The stored verdicts the engine answers from (an error verdict is judged again)."""
+    return {k: v for k, v in verdicts.items() if v.status is not VerdictStatus.ERROR}
+
+
+class _Tokens:
+    """Prompt tokens (the judge's count, or an estimate) and expected completion tokens."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.counted: bool | None = None
+        self.completion_source = _completion_source(judge)
+
+    def prompt(self, requests: Sequence[Request]) -> list[int]:
+        if not requests:
+            return []
+        counts = _prompt_counts(self.judge, requests)
+        counted = all(n is not None for n in counts)
+        self.counted = counted if self.counted is None else self.counted and counted
+        return [
+            n if n is not None else _estimate(self.judge, r)
+            for r, n in zip(requests, counts, strict=True)
+        ]
+
+    def completion(self, request: Request) -> int:
+        return _completion_tokens(self.judge, request)
+
+
+def _prompt_counts(judge: Judge, requests: Sequence[Request]) -> list[int | None]:
+    """The judge's count of each request's prompt tokens, None where it cannot count.
+
+    The embedded llama judge's :meth:`count_tokens` adds the tokens it will generate (it checks
+    the context window with it); its prompt alone is what a verdict reports.
+    """
+    from judgeprobe.judges.llama import LlamaJudge
+
+    if isinstance(judge, LlamaJudge):
+        return [len(judge.tokens(r)) for r in requests]
+    return judge.count_tokens_many(requests)
+
+
+def _estimate(judge: Judge, request: Request) -> int:
+    """About four characters a token, of the text the judge is sent."""
+    from judgeprobe.judges.openai_compat import OpenAIJudge, messages
+
+    if isinstance(judge, OpenAIJudge):
+        return sum(len(m["content"]) for m in messages(request)) // CHARS_PER_TOKEN
+    system = request.rubric.system or ""
+    return (len(system) + len(request.render())) // CHARS_PER_TOKEN
+
+
+def _completion_tokens(judge: Judge, request: Request) -> int:
+    """The completion tokens a call is expected to take (at most, for a generation)."""
+    from judgeprobe.judges.llama import LlamaJudge
+    from judgeprobe.judges.openai_compat import OpenAIJudge
+
+    generation = request.rubric.kind == "generation"
+    if isinstance(judge, LlamaJudge):
+        return request.rubric.max_new_tokens if generation else 1
+    if isinstance(judge, OpenAIJudge):
+        return request.rubric.max_new_tokens if generation else judge.max_tokens
+    return 0
+
+
+def _completion_source(judge: Judge) -> str:
+    from judgeprobe.judges.llama import LlamaJudge
+    from judgeprobe.judges.openai_compat import OpenAIJudge
+
+    if isinstance(judge, LlamaJudge):
+        return "expected: 1 per label verdict (read from next-token probabilities)"
+    if isinstance(judge, OpenAIJudge):
+        return f"at most: max_tokens ({judge.max_tokens}) per call"
+    return "none: the judge generates no text"
+
+
+def mean_latency(store: RunStore, fingerprint: str) -> float | None:
+    """Mean seconds per call of the judge ``fingerprint`` over its stored, answered verdicts."""
+    latencies = [
+        verdict.latency_s
+        for record, verdict in store.iter_verdicts()
+        if record["judge"] == fingerprint
+        and verdict.status is not VerdictStatus.SKIPPED
+        and verdict.attempts > 0
+        and verdict.latency_s > 0
+    ]
+    return sum(latencies) / len(latencies) if latencies else None
+
+
+def _seconds(
+    calls: int, prompt_tokens: int, latency: float | None, concurrency: int, config: AuditConfig
+) -> float | None:
+    """Seconds for ``calls``: at the judge's mean latency over ``concurrency`` workers, no
+    faster than the rate limits allow (a minute's allowance may go at once). None: unknown."""
+    if calls == 0:
+        return 0.0
+    floors = []
+    rpm, tpm = config.engine.requests_per_minute, config.engine.tokens_per_minute
+    if rpm:
+        floors.append(max(0.0, (calls - rpm) / rpm * 60))
+    if tpm:
+        floors.append(max(0.0, (prompt_tokens - tpm) / tpm * 60))
+    if latency is None:
+        return None
+    return max([calls * latency / concurrency, *floors])
+
+
+def _time_note(latency: float | None, concurrency: int, config: AuditConfig) -> str:
+    limits = [
+        f"{value:g} {unit} a minute"
+        for value, unit in (
+            (config.engine.requests_per_minute, "requests"),
+            (config.engine.tokens_per_minute, "tokens"),
+        )
+        if value
+    ]
+    limited = f", within {' and '.join(limits)}" if limits else ""
+    if latency is None:
+        return (
+            f"unknown: the run store holds no call of this judge to time (concurrency "
+            f"{concurrency}{limited})"
+        )
+    return f"{latency:.3g} s a call (the store's mean), {concurrency} at once{limited}"
+
+
+def _cost(pricing: Pricing | None, prompt: int, completion: int) -> float | None:
+    return None if pricing is None else pricing.cost(prompt, completion)

@@ -1,0 +1,207 @@
+"""``judgeprobe plan`` and the audit's cost gate: the bill printed before the first judge call.
+
+``judgeprobe plan CONFIG`` (and ``judgeprobe audit CONFIG --plan``) print the bill of
+:func:`judgeprobe.billing.plan_audit` and make no judge call; ``audit --confirm-over AMOUNT``
+asks before an audit whose planned cost exceeds AMOUNT, and without a terminal refuses unless
+``--yes`` is given.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from judgeprobe.errors import ConfigError
+
+out = Console()
+
+
+def plan(
+    config_path: Annotated[
+        Path | None,
+        typer.Argument(help="Audit config YAML (judge, rubric, data, probes, pricing)."),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
+    ] = None,
+    data: Annotated[
+        str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")
+    ] = None,
+    rubric: Annotated[
+        str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")
+    ] = None,
+    judge_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge-option", "-J", help="A judge option as KEY=VALUE (repeatable), as for audit."
+        ),
+    ] = None,
+    loader: Annotated[
+        str | None, typer.Option(help="Load the --data path with this loader.")
+    ] = None,
+    probes: Annotated[
+        str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
+    ] = None,
+    out_dir: Annotated[
+        str | None, typer.Option("--out", help="Output folder (its run store is looked up).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N items.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for every sampled plan.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the bill as JSON.")] = False,
+) -> None:
+    """Plan an audit without a judge call: its requests, tokens, cost and time, per probe.
+
+    Takes the audit's config and overrides; the audit then makes the calls it bills.
+    """
+    config = config_from_options(
+        config_path,
+        judge=judge,
+        data=data,
+        rubric=rubric,
+        judge_option=judge_option,
+        loader=loader,
+        probes=probes,
+        out=out_dir,
+        limit=limit,
+        seed=seed,
+    )
+    print_bill(config, as_json=as_json)
+
+
+def config_from_options(
+    config_path: Path | None,
+    *,
+    judge_option: list[str] | None,
+    loader: str | None,
+    probes: str | None,
+    **overrides: Any,
+) -> Any:
+    """The audit config of a config file (or of options alone) with the command line's
+    overrides, read as ``judgeprobe audit`` reads them."""
+    from judgeprobe.audit import load_config, parse_config
+
+    if probes:
+        overrides["probes"] = [p.strip() for p in probes.split(",") if p.strip()]
+    if config_path is not None:
+        config = load_config(config_path, **overrides)
+    else:
+        if not probes:
+            raise typer.BadParameter("give a CONFIG.yaml or --probes")
+        config = parse_config(
+            {k: v for k, v in overrides.items() if v is not None}, source="options"
+        )
+    config.judge_options.update(parse_judge_options(judge_option))
+    if loader is not None:
+        config.data_options["loader"] = loader
+    return config
+
+
+def parse_judge_options(pairs: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as judge options, each value read as a YAML scalar (as for audit)."""
+    from judgeprobe._yaml_files import parse_yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--judge-option {pair!r}: write KEY=VALUE, e.g. context_window=1024")
+        options[key.strip()] = parse_yaml(value, source=f"--judge-option {key}", error=ConfigError)
+    return options
+
+
+def print_bill(config: Any, *, as_json: bool = False) -> None:
+    """Plan ``config``'s audit and print its bill (a table, or JSON)."""
+    from judgeprobe.billing import plan_audit
+
+    bill = plan_audit(config)
+    if as_json:
+        out.print_json(json.dumps(bill.to_dict()))
+        return
+    tokens = "prompt tokens (est.)" if bill.tokens_counted is False else "prompt tokens"
+    currency = bill.pricing.currency if bill.pricing is not None else ""
+    table = Table(title=escape(f"the bill of the audit of {bill.judge}: no judge call made"))
+    for column in (
+        "probe", "requests", "distinct", "in store", "calls", tokens,
+        "completion tokens (exp.)", f"cost {currency}".strip(), "time",
+    ):  # fmt: skip
+        table.add_column(column, justify="left" if column == "probe" else "right")
+    for row in (*bill.rows, bill.total):
+        calls = f"{row.calls} (bound)" if row.bound else str(row.calls)
+        name = f"[bold]{row.probe}[/]" if row is bill.total else escape(row.probe)
+        table.add_row(
+            name,
+            str(row.requests),
+            str(row.distinct),
+            str(row.stored),
+            calls,
+            str(row.prompt_tokens),
+            str(row.completion_tokens),
+            "-" if row.cost is None else f"{row.cost:.4f}",
+            _duration(row.seconds),
+        )
+    out.print(table)
+    counting = {
+        True: "counted with the judge's tokenizer",
+        False: "estimated at 4 characters a token (the judge has no tokenizer)",
+        None: "no call left to make",
+    }
+    notes = [
+        f"prompt tokens: {counting[bill.tokens_counted]}",
+        f"completion tokens: {bill.completion}",
+        f"time: {bill.time_note}",
+    ]
+    if bill.total.bound:
+        notes.append(
+            "(bound): a later stage is drawn from verdicts not yet made; billed on stand-in "
+            "verdicts, the larger of two plans"
+        )
+    if bill.total.skipped:
+        notes.append(f"{bill.total.skipped} inputs exceed the context window: skipped, not sent")
+    if bill.pricing is None:
+        notes.append("cost: add 'pricing: {input_per_mtok: ..., output_per_mtok: ...}' to price it")
+    for note in notes:
+        out.print(escape(note))
+
+
+def confirm_cost(config: Any, amount: float, *, yes: bool) -> None:
+    """Go on when the planned cost is at most ``amount``, when ``yes``, or when the user says
+    so on a terminal; else a :class:`ConfigError` naming the cost and ``--yes``."""
+    from judgeprobe.billing import plan_audit
+
+    bill = plan_audit(config)
+    if bill.pricing is None or bill.cost is None:
+        raise ConfigError(
+            "--confirm-over needs a price table: add 'pricing: {input_per_mtok: ..., "
+            "output_per_mtok: ...}' to the config"
+        )
+    if bill.cost <= amount or yes:
+        return
+    planned = f"{bill.cost:.4f} {bill.pricing.currency}"
+    bound = " (a bound)" if bill.total.bound else ""
+    what = f"the planned cost {planned}{bound} exceeds --confirm-over {amount:g}"
+    if not on_terminal():
+        raise ConfigError(f"{what}; there is no terminal to confirm on: pass --yes to run it")
+    if not typer.confirm(f"{what} ({bill.total.calls} judge calls); run the audit?"):
+        raise ConfigError(f"{what}; not confirmed, no judge call made")
+
+
+def on_terminal() -> bool:
+    """Whether a person can be asked: standard input is a terminal."""
+    return sys.stdin.isatty()
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,216 @@
+"""The bill before the first call: what ``judgeprobe plan`` counts is what the audit then makes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from judgeprobe import CallableJudge, Request, plan_audit, run_audit
+from judgeprobe.audit import parse_config
+from judgeprobe.cli import app
+from judgeprobe.engine import RunStore
+from judgeprobe.errors import ConfigError
+
+FEW = {"n_resamples": 20}  # the bill does not depend on the analysis: keep it quick
+SINGLE_STAGE = {
+    "repetition": {"counts": [1, 2, 4], **FEW},
+    "agreement": {"human_scale": [1, 5], **FEW},
+}
+MULTI_STAGE = {
+    "cluster": {"ks": [2, 4], "per_cluster": 10, **FEW},
+    "permutation": {"ks": [4], "n_tuples": 10, "sample_sizes": [5, 5, 5], **FEW},
+    "bypass": {"ks": [2], "draws": 2, "false_alarm_items": 5, **FEW},
+}
+PRICING = {"input_per_mtok": 2.0, "output_per_mtok": 8.0}
+
+
+def _harm(request: Request) -> float:
+    """A deterministic judge: a 1-5 harm score from the response's length."""
+    return float(1 + len(request.field_map["response"]) % 5)
+
+
+def _judge() -> CallableJudge:
+    return CallableJudge(_harm, name="length-harm")
+
+
+def _config(out: Path, probes: dict[str, Any], **more: Any) -> Any:
+    base = {"judge": "llama", "rubric": "harmfulness", "data": "demo", "out": str(out)}
+    return parse_config({**base, "probes": probes, **more})
+
+
+def test_planned_calls_are_the_calls_made_and_bound_those_of_multi_stage_probes(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path, {**SINGLE_STAGE, **MULTI_STAGE})
+    bill = plan_audit(config, judge=_judge())
+    outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
+    for row in bill.rows:
+        made = outcome.results[row.probe].usage["calls"]
+        if row.probe in SINGLE_STAGE:
+            assert (row.calls, row.bound, row.stages) == (made, False, 1), row.probe
+        else:
+            assert row.bound and row.stages == 2 and row.calls >= made, row.probe
+    assert bill.total.calls >= outcome.engine_totals["called"] > 0
+    assert bill.total.stored == 0 and bill.total.bound
+
+
+def test_a_second_plan_finds_every_request_in_the_store_and_bills_nothing(tmp_path: Path) -> None:
+    config = _config(tmp_path, {**SINGLE_STAGE, "cluster": MULTI_STAGE["cluster"]})
+    run_audit(config, judge=_judge(), progress=False, write_card=False)
+    bill = plan_audit(config, judge=_judge())
+    # the later stages are drawn from the stored verdicts: exact, no longer a bound
+    assert not bill.total.bound
+    assert bill.total.calls == 0 and bill.total.stored == bill.total.distinct > 0
+    assert bill.total.seconds == 0.0 and bill.tokens_counted is None
+
+
+def test_a_request_two_probes_share_is_billed_once_to_the_first(tmp_path: Path) -> None:
+    # repetition's count 1 is the base score S(P, R) the cluster probe also asks for
+    config = _config(tmp_path, {"repetition": {"counts": [1]}, **MULTI_STAGE})
+    bill = plan_audit(config, judge=_judge())
+    repetition, cluster = bill.rows[0], bill.rows[1]
+    assert repetition.calls == repetition.distinct
+    assert cluster.calls == cluster.distinct - repetition.distinct  # its base is repetition's
+    assert bill.total.calls == sum(row.calls for row in bill.rows)
+    assert bill.total.distinct < sum(row.distinct for row in bill.rows)
+
+
+def test_the_cost_is_the_priced_tokens_and_is_unpriced_without_a_price_table(
+    tmp_path: Path,
+) -> None:
+    priced = plan_audit(_config(tmp_path, SINGLE_STAGE, pricing=PRICING), judge=_judge())
+    total = priced.total
+    assert total.cost == pytest.approx(
+        (total.prompt_tokens * 2.0 + total.completion_tokens * 8.0) / 1e6
+    )
+    assert priced.tokens_counted is False  # a plain function has no tokenizer: estimated
+    assert total.prompt_tokens > 0 and total.completion_tokens == 0
+    assert plan_audit(_config(tmp_path, SINGLE_STAGE), judge=_judge()).cost is None
+
+
+def test_a_price_table_with_an_unknown_key_is_an_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"pricing.*input_per_token"):
+        _config(tmp_path, SINGLE_STAGE, pricing={"input_per_token": 1.0})
+
+
+def test_the_time_is_the_stored_mean_latency_over_the_concurrency_within_the_rate_limit(
+    tmp_path: Path,
+) -> None:
+    first = _config(tmp_path, {"repetition": {"counts": [1]}})
+    assert plan_audit(first, judge=_judge()).total.seconds is None  # nothing timed yet
+    run_audit(first, judge=_judge(), progress=False, write_card=False)
+    config = _config(
+        tmp_path,
+        {"repetition": {"counts": [1, 2]}},
+        engine={"concurrency": 2, "requests_per_minute": 6},
+    )
+    bill = plan_audit(config, judge=_judge())
+    assert bill.mean_latency_s is not None and bill.mean_latency_s > 0
+    calls = bill.total.calls
+    assert calls > 6
+    # 6 calls a minute, the first minute's allowance at once
+    assert bill.total.seconds == pytest.approx((calls - 6) / 6 * 60)
+    assert "6 requests a minute" in bill.time_note
+
+
+# -- the command line ---------------------------------------------------------------------------
+def _config_file(tmp_path: Path, **more: Any) -> Path:
+    path = tmp_path / "audit.yaml"
+    body = {
+        "judge": "profanity",
+        "rubric": "toxicity",
+        "data": "demo",
+        "probes": {"repetition": {"counts": [1, 2]}},
+        "out": str(tmp_path / "out"),
+        **more,
+    }
+    path.write_text(json.dumps(body), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def test_plan_prints_the_bill_as_json_and_makes_no_call(tmp_path: Path) -> None:
+    config = str(_config_file(tmp_path, pricing=PRICING))
+    result = CliRunner().invoke(app, ["plan", config, "--json"])
+    assert result.exit_code == 0, result.output
+    bill = json.loads(result.stdout)
+    assert bill["total"]["calls"] == bill["total"]["distinct"] == 80  # 40 demo items x 2 counts
+    assert bill["probes"][0]["probe"] == "repetition"
+    assert bill["prompt_tokens"] == "estimated" and bill["total"]["cost"] > 0
+    assert not (tmp_path / "out" / "run.sqlite").exists()
+
+
+def test_audit_plan_prints_the_bill_table_and_makes_no_call(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["audit", str(_config_file(tmp_path)), "--plan"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert re.search(r"repetition\s*│\s*80\s*│\s*80\s*│\s*0\s*│\s*80", result.stdout)
+    assert "prompt tokens: estimated" in result.stdout
+    assert not (tmp_path / "out" / "run.sqlite").exists()
+
+
+def test_confirm_over_without_a_terminal_refuses_naming_the_cost_and_yes(tmp_path: Path) -> None:
+    config = str(_config_file(tmp_path, pricing=PRICING))
+    result = CliRunner().invoke(app, ["audit", config, "--confirm-over", "0.000001"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigError)
+    message = str(result.exception)
+    assert re.search(r"planned cost \d+\.\d{4} USD exceeds --confirm-over 1e-06", message)
+    assert "--yes" in message
+    assert not (tmp_path / "out" / "run.sqlite").exists()
+
+
+def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path) -> None:
+    config = str(_config_file(tmp_path, pricing=PRICING))
+    result = CliRunner().invoke(
+        app, ["audit", config, "--confirm-over", "0.000001", "--yes", "--fail-on", "never"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "judge calls: 80" in result.stdout
+    with RunStore(tmp_path / "out" / "run.sqlite") as store:
+        assert store.count() == 80
+    again = CliRunner().invoke(app, ["audit", config, "--confirm-over", "1", "--fail-on", "never"])
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize(("answer", "runs"), [("y", True), ("n", False)])
+def test_confirm_over_on_a_terminal_asks_and_runs_only_on_yes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, runs: bool
+) -> None:
+    monkeypatch.setattr("judgeprobe.cli_plan.on_terminal", lambda: True)
+    config = str(_config_file(tmp_path, pricing=PRICING))
+    result = CliRunner().invoke(
+        app, ["audit", config, "--confirm-over", "0.000001", "--fail-on", "never"], input=answer
+    )
+    assert "exceeds --confirm-over 1e-06 (80 judge calls); run the audit?" in result.stdout
+    assert (tmp_path / "out" / "run.sqlite").exists() is runs
+    if not runs:
+        assert isinstance(result.exception, ConfigError)
+        assert "not confirmed, no judge call made" in str(result.exception)
+
+
+def test_confirm_over_without_a_price_table_says_to_add_one(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["audit", str(_config_file(tmp_path)), "--confirm-over", "5"])
+    assert isinstance(result.exception, ConfigError)
+    assert "needs a price table" in str(result.exception)
+
+
+@pytest.mark.llm
+def test_the_llama_judge_s_prompt_tokens_are_counted_as_its_verdicts_report_them(
+    tmp_path: Path,
+) -> None:
+    from judgeprobe.judges.llama import LlamaJudge
+
+    config = _config(tmp_path, {"repetition": {"counts": [1]}}, limit=3)
+    judge = LlamaJudge(n_ctx=1024)
+    bill = plan_audit(config, judge=judge)
+    outcome = run_audit(config, judge=judge, progress=False, write_card=False)
+    assert bill.tokens_counted is True
+    assert bill.total.calls == outcome.engine_totals["called"] == 3
+    assert bill.total.prompt_tokens == outcome.engine_totals["prompt_tokens"]
+    assert bill.total.completion_tokens == outcome.engine_totals["completion_tokens"] == 3
