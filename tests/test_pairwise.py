@@ -751,3 +751,15 @@ def test_a_length_judge_fails_the_matched_bins_and_its_share_of_longer_picks_is_
         assert result.finding("bin_judge_minus_null", bin=label).status == "fail", label
     for label in ("10-30%", ">30%"):
         assert result.finding("bin_judge_minus_null", bin=label).status == "info", label
+
+
+def test_a_judge_that_ties_every_pair_cannot_flip_and_its_flip_findings_are_not_assessable() -> (
+    None
+):
+    items = synthetic_pairs(40, seed=8)
+    result = run_live(PositionProbe(by=()), items, lambda request: "tie")
+    for name in ("swap_flip_rate", "first_position_bias", "second_position_bias"):
+        finding = result.finding(name)
+        assert (finding.estimate.defined, finding.status) == (False, "n/a"), name
+        assert "no pair has a decisive verdict in both orders" in (finding.estimate.reason or "")
+    assert result.finding("position_consistency").estimate.estimate == 1.0

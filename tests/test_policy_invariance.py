@@ -1089,3 +1089,14 @@ def test_a_constant_judge_has_no_flips_by_construction_and_its_flip_findings_are
             assert (finding.estimate.defined, finding.status) == (False, "n/a"), (name, cls)
             reason = finding.estimate.reason
             assert reason is not None and "one decision" in reason, (name, cls)
+
+
+def test_a_constant_judge_has_no_stratum_flips_either() -> None:
+    items = [
+        dataclasses.replace(item, category="a" if k % 2 else "b")
+        for k, item in enumerate(noisy_refusal_items(40))
+    ]
+    result = run(PolicyInvarianceProbe(), items, lambda r: "false", builtin_rubric("refusal"))
+    strata = [f for f in result.findings if f.name == "flip_rate_by_stratum"]
+    assert strata and all(not f.estimate.defined for f in strata)
+    assert all("one decision" in (f.estimate.reason or "") for f in strata)

@@ -71,7 +71,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import mean_shift, paired_wasserstein, proportion
+from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
 ClusterBy = Literal["auto", "class", "quantile"]
@@ -412,6 +412,14 @@ class ClusterProbe(Probe):
         n = len(outcome.expected)
         departures = sum(d != e for e, d in outcome.expected)
         flips = sum(is_flip(rubric, e, d) for e, d in outcome.expected)
+        flip_rate = proportion(flips, n, confidence_level=level)
+        assert rubric.decision is not None
+        if n and not any(
+            e in (rubric.decision.positive, rubric.decision.negative) for e, _ in outcome.expected
+        ):
+            flip_rate = Estimate.undefined(
+                n, reason="the parts of every concatenation share the neutral class: none can flip"
+            )
         mixed = outcome.statuses["mixed_parts"]
         distance_limit = distance_threshold(span) if rubric.kind == "continuous" else None
         k = labels["k"]
@@ -460,7 +468,7 @@ class ClusterProbe(Probe):
             ),
             Finding(
                 "class_flip_rate",
-                with_counts(proportion(flips, n, confidence_level=level), mixed_parts=mixed),
+                with_counts(flip_rate, mixed_parts=mixed),
                 f"Share of {k}-concatenations decided as the class opposite to their parts' "
                 "class (Wilson CI)",
                 labels,

@@ -228,6 +228,14 @@ class PositionProbe(Probe):
             if choice != "tie"
         ]
         tag = dict(labels)
+        flip = self._rate([p.first_bias or p.second_bias for p in rows], clusters, seed)
+        first_rate = self._rate([p.first_bias for p in rows], clusters, seed)
+        second_rate = self._rate([p.second_bias for p in rows], clusters, seed)
+        if rows and not any("tie" not in (p.original, p.swapped_raw) for p in rows):
+            why = "no pair has a decisive verdict in both orders: no pair can flip"
+            flip, first_rate, second_rate = (
+                Estimate.undefined(len(rows), reason=why) for _ in range(3)
+            )
         return [
             Finding(
                 "position_consistency",
@@ -238,14 +246,14 @@ class PositionProbe(Probe):
             ),
             Finding(
                 "swap_flip_rate",
-                self._rate([p.first_bias or p.second_bias for p in rows], clusters, seed),
+                flip,
                 "Decisive verdicts that prefer the other response after the swap.",
                 tag,
                 BIAS,
             ),
             Finding(
                 "first_position_bias",
-                self._rate([p.first_bias for p in rows], clusters, seed),
+                first_rate,
                 "Pairs where the judge picks whichever response is shown first, in both orders. "
                 "The test is McNemar's: first- vs second-position flips.",
                 tag,
@@ -254,7 +262,7 @@ class PositionProbe(Probe):
             ),
             Finding(
                 "second_position_bias",
-                self._rate([p.second_bias for p in rows], clusters, seed),
+                second_rate,
                 "Pairs where the judge picks whichever response is shown second, in both orders.",
                 tag,
                 BIAS,
