@@ -836,3 +836,16 @@ def test_a_cluster_flip_rate_over_neutral_parts_only_is_not_assessable() -> None
     assert all("share the neutral class" in (f.estimate.reason or "") for f in flips)
     # Leaving the class is still possible, so the departure rate is assessed.
     assert all(f.estimate.defined for f in result.findings if f.name == "class_departure_rate")
+
+
+def test_a_range_departure_beyond_the_end_of_the_scale_is_not_assessable() -> None:
+    """Every item scores 1: the high cluster's lowest score is the bottom of the 1-5 scale, so
+    no concatenation of it can score below it; the low cluster can still score above 1."""
+    floor = CallableJudge(lambda r: 1.0, name="always-one")
+    probe = ClusterProbe(ks=(2,), cluster_by="quantile", per_cluster=20, n_resamples=FAST)
+    result = run(probe, make_items([1] * 40), floor)
+    high = result.finding("range_departure_rate", cluster="high", k="2")
+    assert (high.estimate.defined, high.status) == (False, "n/a")
+    assert "end of the rubric's scale" in (high.estimate.reason or "")
+    low = result.finding("range_departure_rate", cluster="low", k="2")
+    assert low.estimate.defined and low.estimate.estimate == 0.0

@@ -321,7 +321,7 @@ class ClusterProbe(Probe):
                 series[f"k={k}"] = {"x": outcome.parts_mean, "y": outcome.scores}
                 made = self._findings(rubric, outcome, labels, span, options, cluster.upward)
                 if quantile:
-                    made.append(_range_finding(cluster, outcome, labels, options))
+                    made.append(_range_finding(cluster, outcome, labels, options, rubric))
                 findings.extend(
                     explain_skipped(
                         made, skipped=outcome.statuses["skipped"], total=len(drawn.parts)
@@ -395,7 +395,7 @@ class ClusterProbe(Probe):
                 empty = _Outcome({"mixed_parts": 0})
                 made = self._findings(ctx.rubric, empty, labels, span, options, cluster.upward)
                 if design.clustering == "quantile":
-                    made.append(_range_finding(cluster, empty, labels, options))
+                    made.append(_range_finding(cluster, empty, labels, options, ctx.rubric))
                 out += not_assessable(made, reason)
         return out
 
@@ -511,21 +511,35 @@ def _outcome(
 
 
 def _range_finding(
-    cluster: Cluster, outcome: _Outcome, labels: Mapping[str, str], options: BootstrapOptions
+    cluster: Cluster,
+    outcome: _Outcome,
+    labels: Mapping[str, str],
+    options: BootstrapOptions,
+    rubric: Rubric,
 ) -> Finding:
     """Share of concatenations of a quantile cluster scored on the far side of its range.
 
     One-sided: a concatenation of the high cluster departs when it scores below the cluster's
     lowest base score, one of the low cluster when it scores above the highest; scoring even
-    more extreme than the parts is no departure from "consistently high (low)".
+    more extreme than the parts is no departure from "consistently high (low)". When that bound
+    is the end of the rubric's scale nothing can score beyond it: not assessable.
     """
+    ends = _scale_ends(rubric)
     if cluster.name == "high":
         bound, side = cluster.score_min, "below the lowest"
         outside = sum(s < bound for s in outcome.scores)
+        walled = ends is not None and bound <= ends[0]
     else:
         bound, side = cluster.score_max, "above the highest"
         outside = sum(s > bound for s in outcome.scores)
+        walled = ends is not None and bound >= ends[1]
     estimate = proportion(outside, len(outcome.scores), confidence_level=options.confidence_level)
+    if walled and estimate.defined:
+        estimate = Estimate.undefined(
+            estimate.n,
+            reason=f"the cluster's bound ({bound:g}) is the end of the rubric's scale: no "
+            "concatenation can score beyond it",
+        )
     return Finding(
         "range_departure_rate",
         with_counts(estimate, bound=bound),
@@ -534,6 +548,14 @@ def _range_finding(
         labels,
         DEPARTURE_THRESHOLD,
     )
+
+
+def _scale_ends(rubric: Rubric) -> tuple[float, float] | None:
+    """The lowest and highest score the rubric allows (its label values or range), if known."""
+    if rubric.values:
+        values = [float(v) for v in rubric.values.values()]
+        return min(values), max(values)
+    return rubric.range
 
 
 def _cluster(
