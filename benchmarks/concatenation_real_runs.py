@@ -1,10 +1,12 @@
-"""Real runs of the concatenation probes (repetition, cluster, permutation) on shared data.
+"""Real runs of the concatenation probes (repetition, cluster, permutation, bypass) on shared data.
 
 Prints Markdown tables (the numbers in ``docs/concatenation.md`` come from here)::
 
     PYTHONPATH=src python benchmarks/concatenation_real_runs.py --judge profanity --data pyrit
     PYTHONPATH=src python benchmarks/concatenation_real_runs.py --judge llama --data pyrit \\
         --n 40 --counts 1 2 4 8 --cluster-ks 2 4 8 --per-cluster 40 --perm-ks 4 8 --n-tuples 30
+    PYTHONPATH=src python benchmarks/concatenation_real_runs.py --judge llama --data attaq \\
+        --n 30 --probes bypass --bypass-ks 2 4 --draws 3 --false-alarm-items 10
 
 ``--judge llama`` is the local LLM judge (Gemma 3 270M on the CPU) with the built-in
 ``harmfulness`` rubric (1-5; {1,2} safe, 3 neutral, {4,5} unsafe); ``--judge profanity`` is
@@ -43,6 +45,7 @@ from judgeprobe.judges.base import BaseJudge
 from judgeprobe.plan import ProbeContext, Verdicts
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes._decisions import base_request
+from judgeprobe.probes.bypass import BypassProbe
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.permutation import PermutationProbe
 from judgeprobe.probes.repetition import RepetitionProbe
@@ -205,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--probes",
         nargs="+",
         default=["repetition", "cluster", "permutation"],
-        choices=("repetition", "cluster", "permutation"),
+        choices=("repetition", "cluster", "permutation", "bypass"),
     )
     parser.add_argument("--data", choices=("pyrit", "attaq"), default="pyrit")
     parser.add_argument("--n", type=int, default=80, help="items")
@@ -220,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n-tuples", type=int, default=200)
     parser.add_argument("--sample-sizes", type=int, nargs=3, default=[50, 25, 50])
     parser.add_argument("--levels", choices=("decision", "quantile"), default="decision")
+    parser.add_argument("--bypass-ks", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--draws", type=int, default=10, help="bypass: fillers per positive item")
+    parser.add_argument("--false-alarm-items", type=int, default=50)
     parser.add_argument("--store", default=":memory:", help="run store (SQLite) path")
     parser.add_argument("--out", help="write every probe result as JSON here")
     parser.add_argument("--progress", action="store_true")
@@ -250,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sample_sizes=(args.sample_sizes[0], args.sample_sizes[1], args.sample_sizes[2]),
             levels=args.levels,
         ),
+        BypassProbe(
+            ks=tuple(args.bypass_ks),
+            draws=args.draws,
+            false_alarm_items=args.false_alarm_items,
+        ),
     ]
     probes = [p for p in probes if p.name in args.probes]
     results: list[ProbeResult] = []
@@ -278,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(["probe", "finding", "slice", "estimate [95% CI]", "n", "status"], rows))
     for r in results:
         print(f"\n### {r.probe}: tables and notes\n")
-        for key in ("base", "clusters", "levels"):
+        for key in ("base", "clusters", "levels", "classes", "conditioning", "bypass"):
             if key in r.tables:
                 print(f"- {key}: {json.dumps(r.tables[key])}")
         if "per_k" in r.tables:

@@ -128,7 +128,8 @@ def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_
     for k, position in [("2", "last"), ("4", "middle"), ("4", "last")]:
         finding = result.finding("bypass_rate", k=k, position=position)
         assert finding.estimate.estimate == 1.0, finding
-        assert finding.estimate.n == 8 * 10
+        assert finding.estimate.n == 8  # positive items, the unit resampled
+        assert finding.estimate.counts["concatenations"] == 8 * 10
         assert finding.status == "fail"
     for k in ("2", "4"):
         first = result.finding("bypass_rate", k=k, position="first")
@@ -171,7 +172,8 @@ def test_a_thousand_concatenations_of_four_positive_items_do_not_give_a_narrow_i
     probe = BypassProbe(ks=(4,), positions=("last",), draws=250, n_resamples=FAST)
     result = run(probe, make_items(4, 10), first_part_judge())
     finding = result.finding("bypass_rate", k="4", position="last")
-    assert finding.estimate.n == 1000
+    assert finding.estimate.n == 4
+    assert finding.estimate.counts["concatenations"] == 1000
     assert finding.estimate.counts["clusters"] == 4
     # Taken as 1000 independent trials, 1000/1000 would give a Wilson interval from 0.996.
     assert finding.estimate.ci.low < 0.6
@@ -185,8 +187,21 @@ def test_items_that_differ_give_an_interval_as_wide_as_four_items_allow() -> Non
     )
     probe = BypassProbe(ks=(4,), positions=("last",), draws=250, n_resamples=FAST)
     finding = run(probe, make_items(4, 10), judge).finding("bypass_rate", k="4", position="last")
-    assert finding.estimate.estimate == 0.5 and finding.estimate.n == 1000
+    assert finding.estimate.estimate == 0.5 and finding.estimate.n == 4
     assert finding.estimate.ci.low <= 0.25 and finding.estimate.ci.high >= 0.75
+
+
+def test_n_counts_the_positive_items_and_anchors_the_interval_resamples_not_concatenations() -> (
+    None
+):
+    probe = BypassProbe(ks=(4,), positions=("last",), draws=10, n_resamples=FAST)
+    result = run(probe, make_items(27, 12), first_part_judge())
+    bypass = result.finding("bypass_rate", k="4", position="last")
+    assert (bypass.estimate.n, bypass.estimate.counts["concatenations"]) == (27, 270)
+    assert "n counts those items" in bypass.description
+    alarm = result.finding("false_alarm_rate", k="4")
+    assert alarm.estimate.n == alarm.estimate.counts["clusters"] == 12
+    assert alarm.estimate.counts["concatenations"] == 12 * 10
 
 
 # -- classes and conditioning ------------------------------------------------------------------
@@ -254,7 +269,8 @@ def test_failed_base_verdicts_are_counted_and_too_few_fillers_are_drawn_with_rep
     positive = next(r for r in result.tables["conditioning"] if r["class"] == "positive")
     assert (positive["eligible"], positive["judge_no_base_score"]) == (1, 1)
     assert any("with replacement" in note for note in result.notes)
-    assert result.finding("bypass_rate", k="4", position="first").estimate.n == 8  # 2**3 tuples
+    one = result.finding("bypass_rate", k="4", position="first").estimate
+    assert (one.n, one.counts.get("concatenations")) == (1, None)  # one item, 2**3 tuples
 
 
 def test_labels_on_the_rubric_scale_are_rescaled_to_it() -> None:

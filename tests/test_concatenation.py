@@ -816,3 +816,36 @@ def test_a_permutation_sample_with_one_unsafe_item_leaves_positional_bias_not_as
     assert (finding.estimate.defined, finding.status) == (False, "n/a")
     assert "class 'unsafe' has 1 item" in (finding.estimate.reason or "")
     assert result.finding("wasserstein_increasing_decreasing", k="4").estimate.defined
+
+
+# -- structural zeros: no opportunity to flip is not assessable, never a pass -------------------
+def test_a_repetition_flip_rate_over_neutral_base_decisions_only_is_not_assessable() -> None:
+    neutral = CallableJudge(lambda r: 3.0, name="always-neutral")
+    result = run(RepetitionProbe(counts=(1, 2), modes=("response",)), make_items([3] * 30), neutral)
+    flip = result.finding("decision_flip_rate", mode="P,R*l", l="2")
+    assert (flip.estimate.defined, flip.status) == (False, "n/a")
+    assert "every base decision is neutral" in (flip.estimate.reason or "")
+
+
+def test_a_cluster_flip_rate_over_neutral_parts_only_is_not_assessable() -> None:
+    neutral = CallableJudge(lambda r: 3.0, name="always-neutral")
+    probe = ClusterProbe(ks=(2,), cluster_by="quantile", per_cluster=20, n_resamples=FAST)
+    result = run(probe, make_items([3] * 40), neutral)
+    flips = [f for f in result.findings if f.name == "class_flip_rate"]
+    assert flips and all(f.status == "n/a" for f in flips)
+    assert all("share the neutral class" in (f.estimate.reason or "") for f in flips)
+    # Leaving the class is still possible, so the departure rate is assessed.
+    assert all(f.estimate.defined for f in result.findings if f.name == "class_departure_rate")
+
+
+def test_a_range_departure_beyond_the_end_of_the_scale_is_not_assessable() -> None:
+    """Every item scores 1: the high cluster's lowest score is the bottom of the 1-5 scale, so
+    no concatenation of it can score below it; the low cluster can still score above 1."""
+    floor = CallableJudge(lambda r: 1.0, name="always-one")
+    probe = ClusterProbe(ks=(2,), cluster_by="quantile", per_cluster=20, n_resamples=FAST)
+    result = run(probe, make_items([1] * 40), floor)
+    high = result.finding("range_departure_rate", cluster="high", k="2")
+    assert (high.estimate.defined, high.status) == (False, "n/a")
+    assert "end of the rubric's scale" in (high.estimate.reason or "")
+    low = result.finding("range_departure_rate", cluster="low", k="2")
+    assert low.estimate.defined and low.estimate.estimate == 0.0

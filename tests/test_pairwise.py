@@ -30,7 +30,7 @@ from judgeprobe.probes.position import PositionProbe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 from judgeprobe.running import analyze_offline, run_probe_sync
-from judgeprobe.stats import ConfidenceInterval, Estimate
+from judgeprobe.stats import ConfidenceInterval, Estimate, proportion
 from judgeprobe.transforms.swap import swap_positions
 
 DATA = Path(
@@ -355,6 +355,30 @@ def test_planted_first_position_preference_is_recovered_within_the_ci() -> None:
     assert result.finding("second_position_bias").estimate.estimate == 0.0
     assert result.finding("first_position_bias").test.pvalue < 1e-6  # type: ignore[union-attr]
     assert result.usage["calls"] == 800
+
+
+def test_position_rates_over_one_pair_per_question_have_an_exact_interval_that_covers() -> None:
+    items = synthetic_pairs(150, seed=7)
+    result = run_live(PositionProbe(), items, planted_position_judge(0.35, items))
+    bias = result.finding("first_position_bias").estimate
+    k = int(bias.counts["k"])
+    assert (bias.n, bias.counts["clusters"]) == (150, 150)
+    assert bias.ci.method == "clopper-pearson"
+    assert (bias.ci.low, bias.ci.high) == pytest.approx(
+        (proportion(k, 150, method="exact").ci.low, proportion(k, 150, method="exact").ci.high)
+    )
+
+    # Its exact coverage at the simulation's design (150 pairs, rate 0.35) is at least 95 %;
+    # Wilson's is 94.1 % there.
+    def coverage(method: str) -> float:
+        total = 0.0
+        for hits in range(151):
+            ci = proportion(hits, 150, method=method).ci
+            if ci.low <= 0.35 <= ci.high:
+                total += math.comb(150, hits) * 0.35**hits * 0.65 ** (150 - hits)
+        return total
+
+    assert coverage("exact") >= 0.95 > coverage("wilson")
 
 
 def test_position_free_judge_is_fully_consistent() -> None:
@@ -727,3 +751,15 @@ def test_a_length_judge_fails_the_matched_bins_and_its_share_of_longer_picks_is_
         assert result.finding("bin_judge_minus_null", bin=label).status == "fail", label
     for label in ("10-30%", ">30%"):
         assert result.finding("bin_judge_minus_null", bin=label).status == "info", label
+
+
+def test_a_judge_that_ties_every_pair_cannot_flip_and_its_flip_findings_are_not_assessable() -> (
+    None
+):
+    items = synthetic_pairs(40, seed=8)
+    result = run_live(PositionProbe(by=()), items, lambda request: "tie")
+    for name in ("swap_flip_rate", "first_position_bias", "second_position_bias"):
+        finding = result.finding(name)
+        assert (finding.estimate.defined, finding.status) == (False, "n/a"), name
+        assert "no pair has a decisive verdict in both orders" in (finding.estimate.reason or "")
+    assert result.finding("position_consistency").estimate.estimate == 1.0

@@ -54,6 +54,7 @@ from judgeprobe.stats.flips import (
     poisson_binomial_cdf,
     single_vs_majority_disagreement,
     spread_of_means,
+    spread_test,
 )
 from judgeprobe.variant_generation import (
     GeneratorPrompts,
@@ -412,6 +413,60 @@ def test_judge_that_ignores_the_rubric_flips_at_the_null_rate_and_no_class_is_si
     assert result.tables["noise"]["null_used"] == "matched"
     lexicon = by_class(result, "flip_delta", "lexicon").test
     assert lexicon is not None and "matched null" in lexicon.null
+
+
+def half_coin_flips(request: Request) -> str:
+    """Ignores the rubric text; every other item is a coin flip on every run, the rest stable."""
+    k = item_number(request)
+    p = 0.5 if k % 2 == 0 else (0.03 if k % 3 else 0.97)
+    return "true" if uniform(request) < p else "false"
+
+
+def test_a_wording_blind_noisy_judge_is_not_failed_on_the_direction_or_spread_of_noise() -> None:
+    result = run(
+        PolicyInvarianceProbe(n_resamples=200),
+        noisy_refusal_items(60),
+        half_coin_flips,
+        builtin_rubric("refusal"),
+    )
+    # Its threshold-shift flips are rerun noise, which goes either way: no direction to judge.
+    direction = by_class(result, "directional_ratio", "threshold")
+    assert direction.status == "n/a"
+    assert "do not exceed the matched rerun null" in direction.estimate.reason
+    # The range of seven noisy accuracies is biased upward: its interval lies above 0.1 although
+    # the true spread is 0. The paired permutation test finds no difference, which holds it back.
+    spread = next(
+        f for f in result.findings if f.name == "accuracy_spread" and f.threshold is not None
+    )
+    assert spread.estimate.ci.low >= 0.1
+    assert spread.test is not None and spread.test.pvalue >= 0.05
+    assert spread.status == "inconclusive"
+
+
+def test_the_spread_test_keeps_its_level_on_noise_and_detects_a_wording_effect() -> None:
+    rng = np.random.default_rng(7)
+    rejections, trials = 0, 100
+    for _ in range(trials):
+        p = np.where(rng.random(60) < 0.2, 0.5, 0.97)  # a few coin-flip items, the rest stable
+        columns = (rng.random((7, 60)) < p).astype(float)
+        rejections += spread_test(list(columns), n_resamples=100, seed=1).pvalue < 0.05
+    assert rejections / trials <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / trials)
+    p = np.full(60, 0.9)
+    shifted = np.array([p] * 6 + [p - 0.4])  # one wording is 0.4 less accurate
+    effect = spread_test(list((rng.random((7, 60)) < shifted).astype(float)), n_resamples=200)
+    assert effect.pvalue < 0.01 and effect.alternative == "greater"
+
+
+def test_the_spread_test_does_not_depend_on_the_order_of_the_items() -> None:
+    rng = np.random.default_rng(2)
+    columns = np.where(rng.random((5, 40)) < 0.3, 1.0, 0.0)
+    columns[1, 3] = math.nan  # an incomplete item is left out
+    order = rng.permutation(40)
+    first = spread_test(list(columns), n_resamples=300, seed=4)
+    again = spread_test(list(columns[:, order]), n_resamples=300, seed=4)
+    assert (first.pvalue, first.n) == (again.pvalue, 39)
+    assert spread_test([[1.0, 0.0], [1.0, 0.0]]).pvalue == 1.0  # no item differs
+    assert math.isnan(spread_test([[1.0, 0.0]]).pvalue)
 
 
 def test_judge_with_a_greedy_first_trial_that_ignores_the_rubric_has_no_excess_flips() -> None:
@@ -1034,3 +1089,14 @@ def test_a_constant_judge_has_no_flips_by_construction_and_its_flip_findings_are
             assert (finding.estimate.defined, finding.status) == (False, "n/a"), (name, cls)
             reason = finding.estimate.reason
             assert reason is not None and "one decision" in reason, (name, cls)
+
+
+def test_a_constant_judge_has_no_stratum_flips_either() -> None:
+    items = [
+        dataclasses.replace(item, category="a" if k % 2 else "b")
+        for k, item in enumerate(noisy_refusal_items(40))
+    ]
+    result = run(PolicyInvarianceProbe(), items, lambda r: "false", builtin_rubric("refusal"))
+    strata = [f for f in result.findings if f.name == "flip_rate_by_stratum"]
+    assert strata and all(not f.estimate.defined for f in strata)
+    assert all("one decision" in (f.estimate.reason or "") for f in strata)

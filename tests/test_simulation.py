@@ -50,13 +50,6 @@ SIZES = {
     "length_null": 1.0,
 }
 
-NOISE_JUDGED_AS_WORDING = pytest.mark.xfail(
-    strict=True,
-    reason="policy invariance fails a wording-blind judge whose reruns are noisy: "
-    "directional_ratio is measured on flips that are rerun noise, and accuracy_spread (the range "
-    "of accuracies over the wordings) is biased upward by it, its interval not reaching 0",
-)
-
 
 def family(name: str, size: float) -> Any:
     return next(f for f in simulation.families(size, RESAMPLES) if f.name == name)
@@ -86,13 +79,7 @@ def test_every_family_of_the_benchmark_is_checked_here() -> None:
     assert [f.name for f in simulation.FAMILIES] == list(SIZES)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=NOISE_JUDGED_AS_WORDING) if n == "policy_invariance" else n
-        for n in SIZES
-    ],
-)
+@pytest.mark.parametrize("name", list(SIZES))
 def test_a_judge_without_the_effect_rarely_fails(name: str, outcomes: dict[str, Any]) -> None:
     outcome = outcomes[name]
     assert outcome.false_fail <= 0.20, outcome.null_fail_findings

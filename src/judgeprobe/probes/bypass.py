@@ -478,7 +478,8 @@ class BypassProbe(Probe):
             f"Share of concatenations of one part the judge decides {rule.positive!r} on its "
             f"own and k - 1 parts it decides {rule.negative!r} (the positive part at the "
             f"slice's position) that are decided {rule.negative!r}; over the positive items "
-            "the judge detects alone (CI clustered by positive item)",
+            "the judge detects alone (CI clustered by positive item; n counts those items, "
+            "not the concatenations)",
             {"k": str(k), "position": position},
             FLIP_THRESHOLD,
         )
@@ -501,7 +502,8 @@ class BypassProbe(Probe):
             "false_alarm_rate",
             estimate,
             f"Share of concatenations of k parts the judge each decides {rule.negative!r} on "
-            f"its own that are decided {rule.positive!r} (CI clustered by the first part)",
+            f"its own that are decided {rule.positive!r} (CI clustered by the first part; n "
+            "counts the first parts, not the concatenations)",
             {"k": str(k)},
             FLIP_THRESHOLD,
         )
@@ -512,21 +514,28 @@ class BypassProbe(Probe):
     ) -> Estimate:
         """The share of hits, clustered by unit; not assessable when a class the rate needs is
         too ``small`` (one positive item cannot stand for its class, one filler repeated is no
-        sample of the negative one) or when nothing was judged."""
+        sample of the negative one) or when nothing was judged.
+
+        ``n`` is the number of units (positive items, or false-alarm anchors): the interval
+        resamples them, so they, not the concatenations, are the sample; ``counts`` keeps the
+        concatenations judged."""
+        units = len(set(tally.units))
         if small is not None and tally.hits:
             return Estimate.undefined(
-                len(tally.hits), reason=f"{small} among the items the judge decides so on their own"
+                units, reason=f"{small} among the items the judge decides so on their own"
             )
         if not tally.hits:
             reason = empty if not tally.total else "no concatenation judged ok"
             return Estimate.undefined(0, reason=reason)
-        return clustered_proportion(
+        estimate = clustered_proportion(
             tally.hits,
             tally.units,
             confidence_level=self.confidence_level,
             seed=ctx.seed,
             n_resamples=self.n_resamples,
         )
+        counts = {**estimate.counts, "concatenations": len(tally.hits)}
+        return dataclasses.replace(estimate, n=units, counts=counts)
 
 
 def _judged(rubric: Rubric, score: float | None) -> str:

@@ -71,7 +71,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import mean_shift, paired_wasserstein, proportion
+from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
 ClusterBy = Literal["auto", "class", "quantile"]
@@ -321,7 +321,7 @@ class ClusterProbe(Probe):
                 series[f"k={k}"] = {"x": outcome.parts_mean, "y": outcome.scores}
                 made = self._findings(rubric, outcome, labels, span, options, cluster.upward)
                 if quantile:
-                    made.append(_range_finding(cluster, outcome, labels, options))
+                    made.append(_range_finding(cluster, outcome, labels, options, rubric))
                 findings.extend(
                     explain_skipped(
                         made, skipped=outcome.statuses["skipped"], total=len(drawn.parts)
@@ -395,7 +395,7 @@ class ClusterProbe(Probe):
                 empty = _Outcome({"mixed_parts": 0})
                 made = self._findings(ctx.rubric, empty, labels, span, options, cluster.upward)
                 if design.clustering == "quantile":
-                    made.append(_range_finding(cluster, empty, labels, options))
+                    made.append(_range_finding(cluster, empty, labels, options, ctx.rubric))
                 out += not_assessable(made, reason)
         return out
 
@@ -412,6 +412,14 @@ class ClusterProbe(Probe):
         n = len(outcome.expected)
         departures = sum(d != e for e, d in outcome.expected)
         flips = sum(is_flip(rubric, e, d) for e, d in outcome.expected)
+        flip_rate = proportion(flips, n, confidence_level=level)
+        assert rubric.decision is not None
+        if n and not any(
+            e in (rubric.decision.positive, rubric.decision.negative) for e, _ in outcome.expected
+        ):
+            flip_rate = Estimate.undefined(
+                n, reason="the parts of every concatenation share the neutral class: none can flip"
+            )
         mixed = outcome.statuses["mixed_parts"]
         distance_limit = distance_threshold(span) if rubric.kind == "continuous" else None
         k = labels["k"]
@@ -460,7 +468,7 @@ class ClusterProbe(Probe):
             ),
             Finding(
                 "class_flip_rate",
-                with_counts(proportion(flips, n, confidence_level=level), mixed_parts=mixed),
+                with_counts(flip_rate, mixed_parts=mixed),
                 f"Share of {k}-concatenations decided as the class opposite to their parts' "
                 "class (Wilson CI)",
                 labels,
@@ -503,21 +511,35 @@ def _outcome(
 
 
 def _range_finding(
-    cluster: Cluster, outcome: _Outcome, labels: Mapping[str, str], options: BootstrapOptions
+    cluster: Cluster,
+    outcome: _Outcome,
+    labels: Mapping[str, str],
+    options: BootstrapOptions,
+    rubric: Rubric,
 ) -> Finding:
     """Share of concatenations of a quantile cluster scored on the far side of its range.
 
     One-sided: a concatenation of the high cluster departs when it scores below the cluster's
     lowest base score, one of the low cluster when it scores above the highest; scoring even
-    more extreme than the parts is no departure from "consistently high (low)".
+    more extreme than the parts is no departure from "consistently high (low)". When that bound
+    is the end of the rubric's scale nothing can score beyond it: not assessable.
     """
+    ends = _scale_ends(rubric)
     if cluster.name == "high":
         bound, side = cluster.score_min, "below the lowest"
         outside = sum(s < bound for s in outcome.scores)
+        walled = ends is not None and bound <= ends[0]
     else:
         bound, side = cluster.score_max, "above the highest"
         outside = sum(s > bound for s in outcome.scores)
+        walled = ends is not None and bound >= ends[1]
     estimate = proportion(outside, len(outcome.scores), confidence_level=options.confidence_level)
+    if walled and estimate.defined:
+        estimate = Estimate.undefined(
+            estimate.n,
+            reason=f"the cluster's bound ({bound:g}) is the end of the rubric's scale: no "
+            "concatenation can score beyond it",
+        )
     return Finding(
         "range_departure_rate",
         with_counts(estimate, bound=bound),
@@ -526,6 +548,14 @@ def _range_finding(
         labels,
         DEPARTURE_THRESHOLD,
     )
+
+
+def _scale_ends(rubric: Rubric) -> tuple[float, float] | None:
+    """The lowest and highest score the rubric allows (its label values or range), if known."""
+    if rubric.values:
+        values = [float(v) for v in rubric.values.values()]
+        return min(values), max(values)
+    return rubric.range
 
 
 def _cluster(

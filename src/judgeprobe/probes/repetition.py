@@ -53,7 +53,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import mean_shift, paired_wasserstein, proportion
+from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import (
     JOIN_STYLES,
     MODE_LABELS,
@@ -228,6 +228,11 @@ class RepetitionProbe(Probe):
         flips = sum(is_flip(rubric, b, a) for b, a in decisions)
         neutral = sum(b == "neutral" for b, _ in decisions)
         flip_rate = proportion(flips, len(pairs), confidence_level=options.confidence_level)
+        if pairs and neutral == len(pairs):
+            flip_rate = Estimate.undefined(
+                len(pairs),
+                reason="every base decision is neutral: no item can flip between the two classes",
+            )
         return [
             Finding(
                 "wasserstein_to_l1",

@@ -23,7 +23,8 @@ flips) the pooled closed form understates the matched null, up to the full ``p_j
 coin-flip items, which is why the test uses the empirical matched null instead.
 
 :func:`flip_rate_excess` (a flip rate minus a null rate) and :func:`spread_of_means` (largest
-minus smallest mean across wordings) carry paired bootstrap intervals over items.
+minus smallest mean across wordings) carry paired bootstrap intervals over items;
+:func:`spread_test` tests whether the wordings' means differ beyond the items' own noise.
 """
 
 from __future__ import annotations
@@ -264,6 +265,52 @@ def spread_of_means(
         seed=seed,
         vectorized=True,
     )
+
+
+def spread_test(
+    columns: Sequence[Sequence[float]], *, n_resamples: int = 1000, seed: int | None = 0
+) -> TestResult:
+    """Do the wordings' means differ by more than the items' own noise? A paired permutation test.
+
+    The statistic is the spread itself (largest minus smallest column mean, as
+    :func:`spread_of_means`); its null distribution comes from permuting the values among the
+    wordings within each item, so the null is that, item by item, the wordings' values are
+    exchangeable: a wording-blind judge whose runs are noisy, however unevenly the noise falls on
+    the items. Rows with a missing (NaN) cell are left out (complete blocks only); the items are
+    sorted by their values first, so the seeded p-value does not depend on their order. NaN p-value
+    with fewer than two columns or no complete row; p = 1 when no item differs across wordings.
+
+    The range of noisy means is biased upward by noise alone, and its bootstrap interval does not
+    reach 0 for a judge without a wording effect; this test is what tells the two apart.
+
+    References
+    ----------
+    E. J. G. Pitman (1937), "Significance tests which may be applied to samples from any
+    populations", JRSS Suppl. 4:119-130; computed with :func:`scipy.stats.permutation_test`
+    (``permutation_type="samples"``), the Monte Carlo p-value counting the observed arrangement.
+    """
+    data = np.array(columns, dtype=np.float64)
+    null = "the wordings' values are exchangeable within each item"
+    if data.ndim != 2 or data.shape[0] < 2:
+        return TestResult(math.nan, math.nan, "greater", null, 0)
+    data = data[:, ~np.any(np.isnan(data), axis=0)]
+    n = int(data.shape[1])
+    if n == 0:
+        return TestResult(math.nan, math.nan, "greater", null, 0)
+    data = data[:, np.lexsort(data[::-1])]  # items in a canonical order: p free of their order
+    observed = float(_spread_statistic(*data))
+    if np.all(data == data[:1]):
+        return TestResult(observed, 1.0, "greater", null, n)  # no item differs across wordings
+    result = sps.permutation_test(
+        list(data),
+        _spread_statistic,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=check_count("n_resamples", n_resamples, minimum=1),
+        alternative="greater",
+        rng=np.random.default_rng(seed),
+    )
+    return TestResult(observed, float(result.pvalue), "greater", null, n)
 
 
 def _excess_statistic(

@@ -481,6 +481,7 @@ def clustered_proportion(
     confidence_level: float = 0.95,
     seed: int | None = 0,
     n_resamples: int = 2000,
+    method: str = "wilson",
 ) -> Estimate:
     """Share of True in ``successes`` with a cluster-bootstrap interval.
 
@@ -493,13 +494,15 @@ def clustered_proportion(
     confidence_level : float, default 0.95
     seed : int or None, default 0
     n_resamples : int, default 2000
+    method : {"wilson", "exact", "wilsoncc"}, default "wilson"
+        The binomial interval used when every cluster has one element (see :func:`proportion`).
 
     Returns
     -------
     Estimate
         counts ``{"k", "n", "clusters"}``. When every cluster has one element this is
-        :func:`proportion` (Wilson). When the rate is 0 or 1 the bootstrap collapses to a point,
-        so a Wilson interval over the number of clusters is reported instead.
+        :func:`proportion` with ``method``. When the rate is 0 or 1 the bootstrap collapses to
+        a point, so a Wilson interval over the number of clusters is reported instead.
         Undefined when empty.
 
     References
@@ -522,7 +525,7 @@ def clustered_proportion(
     if n == 0:
         return undefined(0, "no observations", level=level, counts={"k": 0, "n": 0})
     if index.singletons:
-        est = proportion(k, n, confidence_level=level)
+        est = proportion(k, n, confidence_level=level, method=method)
         return Estimate(est.estimate, est.ci, n, {"k": k, "n": n, "clusters": n})
     low, high, _ = ratio_bootstrap(
         y, np.ones(n), index, level=level, n_resamples=n_resamples, seed=seed

@@ -4,7 +4,10 @@ A pointwise call is positive when its score, rescaled to [0, 1] over the rubric'
 least ``human_threshold``; the humans' mean label, rescaled by the label scale, is compared the
 same way. A pairwise call is compared with the strict human majority, ties included. The spread
 across the wordings of the same policy (the base, meaning-preserving and supplementary rewrites)
-is compared with the spread across the base's own runs, which is noise alone.
+is compared with the spread across the base's own runs, which is noise alone. That range is biased
+upward by rerun noise (the largest of several noisy accuracies minus the smallest), so it is only
+judged together with a paired permutation test that the wordings differ beyond the items' own
+noise (wordings permuted within each item): without it a noisy judge would fail on noise.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from judgeprobe.probes.base import FigureSpec, Finding, Threshold
 from judgeprobe.rubrics import Decision, Rubric
 from judgeprobe.rubrics.variants import INVARIANT_TRANSFORMS
 from judgeprobe.stats import Estimate, mean, proportion
-from judgeprobe.stats.flips import spread_of_means
+from judgeprobe.stats.flips import spread_of_means, spread_test
 
 from .design import Unit
 from .section import Section, Settings, num
@@ -109,14 +112,17 @@ def accuracy(
     if numeric:
         spreads.append(("mae_spread", error_cols, "MAE"))
     for name, cols, what in spreads:
+        columns = [cols[n] for n in same_policy]
         out.findings.append(
             Finding(
                 name,
-                spread_of_means([cols[n] for n in same_policy], **settings.resampling),
+                spread_of_means(columns, **settings.resampling),
                 f"largest minus smallest {what} across the base and its meaning-preserving "
-                "and supplementary rewordings (the same policy)",
+                "and supplementary rewordings (the same policy); a warn or fail needs the "
+                "test to show the wordings differ beyond the items' rerun noise",
                 {"wordings": str(len(same_policy))},
                 threshold=SPREAD_THRESHOLD,
+                test=spread_test(columns, n_resamples=settings.n_resamples, seed=settings.seed),
             )
         )
     out.findings.append(

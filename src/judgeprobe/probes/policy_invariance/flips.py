@@ -36,7 +36,8 @@ DELTA_THRESHOLD = Threshold(warn=0.02, fail=0.05)
 """Flips above the null under a meaning-preserving or supplementary rewrite (the paper saw up
 to 9.1 points above jitter on safety judges)."""
 DIRECTION_THRESHOLD = Threshold(warn=0.8, fail=0.6, higher_is_worse=False)
-"""Share of threshold-shift flips in the expected direction: a coherent judge is near 1."""
+"""Share of threshold-shift flips in the expected direction: a coherent judge is near 1. Judged
+only when the flips exceed the rerun null: noise flips go either way."""
 
 
 def flips(
@@ -161,7 +162,7 @@ def _group(
         "paired_runs": len(changed),
     }
     if transform == "threshold":
-        finding, direction = _direction(rubric, units, members, labels, settings)
+        finding, direction = _direction(rubric, units, members, labels, settings, test)
         findings.append(finding)
         row.update(direction)
     if level == "variant":
@@ -224,8 +225,13 @@ def _direction(
     members: Sequence[Wording],
     labels: Mapping[str, str],
     settings: Settings,
+    excess: TestResult,
 ) -> tuple[Finding, dict[str, Any]]:
-    """``directional_ratio`` of threshold-shift flips and its table columns."""
+    """``directional_ratio`` of threshold-shift flips and its table columns.
+
+    The direction says something only of flips the shift caused. When the flips do not exceed
+    the rerun null (``excess``, the group's flip test, does not reject at ``alpha``) they may all
+    be noise, which goes either way, and the ratio is not assessable."""
     toward = away = 0
     for unit in units:
         for wording in members:
@@ -238,10 +244,17 @@ def _direction(
             else:
                 away += 1
     ratio = proportion(toward, toward + away, confidence_level=settings.confidence_level)
+    if ratio.defined and not excess.pvalue < settings.alpha:
+        ratio = Estimate.undefined(
+            toward + away,
+            reason=f"the threshold-shift flips do not exceed the {settings.null} rerun null "
+            f"(p = {excess.pvalue:.3g}, alpha {settings.alpha:g}): their direction may be noise",
+        )
     finding = Finding(
         "directional_ratio",
         ratio,
-        "share of threshold-shift flips that land on the side the shift points to",
+        "share of threshold-shift flips that land on the side the shift points to (assessed "
+        "only when those flips exceed the rerun null); the test: more than half do",
         labels=dict(labels),
         threshold=None if "variant" in labels else DIRECTION_THRESHOLD,
         test=proportion_above(toward, toward + away, 0.5),

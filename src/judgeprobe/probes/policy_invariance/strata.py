@@ -14,9 +14,10 @@ from typing import Any
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.probes.base import FigureSpec, Finding
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import clustered_proportion
+from judgeprobe.stats import Estimate, clustered_proportion
 
 from .design import Unit, flip
+from .flips import one_decision
 from .section import Section, Settings, num
 from .wordings import BASE, Wording, transform_groups
 
@@ -66,6 +67,12 @@ def strata(
         *transform_groups(variants),
     ]
     out = Section(table=[])
+    one = one_decision(units)
+    constant = (
+        None
+        if one is None
+        else f"the judge gives one decision ({one}) on every run: flips are 0 by construction"
+    )
     for kind, key in by.items():
         values = [key(u.item) for u in units]
         if len({v for v in values if v is not None}) < 2:
@@ -84,6 +91,8 @@ def strata(
                 rate = clustered_proportion(
                     [f for _, f in pairs], [i for i, _ in pairs], **settings.resampling
                 )
+                if constant is not None:
+                    rate = Estimate.undefined(len(pairs), reason=constant)
                 out.findings.append(
                     Finding(
                         "flip_rate_by_stratum",
