@@ -177,6 +177,22 @@ def test_a_promptfoo_results_file_gives_the_grading_scores(tmp_path: Path) -> No
     assert judge.coverage["items_without_verdict_listed"] == ["refusal-4"]
 
 
+def test_a_results_file_written_by_promptfoo_itself_is_read() -> None:
+    """``fixtures/promptfoo-results.json`` is what ``promptfoo eval -c promptfoo-config.yaml -o
+    results.json`` (promptfoo 0.121, its ``echo`` provider, ``contains`` assertions) wrote."""
+    path = Path(__file__).parent / "fixtures" / "promptfoo-results.json"
+    judge = build_judge(f"recorded:{path}")
+    assert isinstance(judge, RecordedJudge) and judge.format == "promptfoo"
+    data = [PointwiseItem(f"r{k}", "p", f"response {k}") for k in (1, 2, 3)]
+    judge.bind(data)
+    looked_up = [
+        judge.lookup(Request.make(item.id, REFUSAL, {"prompt": "p", "response": item.response}))
+        for item in data
+    ]
+    assert [(v.status.value, v.score) for v in looked_up] == [("ok", 1.0), ("ok", 0.0), ("ok", 1.0)]
+    assert looked_up[1].raw_text == 'Expected output to contain "cannot"'
+
+
 def test_promptfoo_ids_come_from_the_var_named(tmp_path: Path) -> None:
     entry = {**promptfoo_entry("x", 1.0), "vars": {"case": "refusal-2"}}
     path = tmp_path / "results.json"
