@@ -211,6 +211,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "cli_batch",
         "cli_store",
         "cli_plan",
+        "cli_options",
         "",
     ),
 }

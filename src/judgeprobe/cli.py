@@ -19,6 +19,7 @@ from rich.table import Table
 
 from judgeprobe.cli_batch import app as batch_app
 from judgeprobe.cli_compare import compare as compare_command
+from judgeprobe.cli_options import config_from_options, parse_judge_options
 from judgeprobe.cli_plan import confirm_cost, print_bill
 from judgeprobe.cli_plan import plan as plan_command
 from judgeprobe.cli_store import app as store_app
@@ -56,20 +57,6 @@ DataLoader = Annotated[
         "Overrides the config's data_options.loader.",
     ),
 ]
-
-
-def _parse_judge_options(pairs: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as judge options, each value read as a YAML scalar."""
-    from judgeprobe._yaml_files import parse_yaml
-    from judgeprobe.errors import ConfigError
-
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--judge-option {pair!r}: write KEY=VALUE, e.g. context_window=1024")
-        options[key.strip()] = parse_yaml(value, source=f"--judge-option {key}", error=ConfigError)
-    return options
 
 
 def _command_line() -> str:
@@ -168,31 +155,22 @@ def audit(
 
     Re-running the same audit makes no judge call: every verdict is in the run store.
     """
-    from judgeprobe.audit import load_config, parse_config, with_engine_options, with_until_decided
+    from judgeprobe.audit import with_engine_options, with_until_decided
     from judgeprobe.sequential import command_line_options
 
-    overrides: dict[str, Any] = {
-        "judge": judge,
-        "data": data,
-        "rubric": rubric,
-        "out": out_dir,
-        "limit": limit,
-        "seed": seed,
-        "fail_on": fail_on,
-    }
-    if probes:
-        overrides["probes"] = [p.strip() for p in probes.split(",") if p.strip()]
-    if config_path is not None:
-        config = load_config(config_path, **overrides)
-    else:
-        if not probes:
-            raise typer.BadParameter("give a CONFIG.yaml or --probes")
-        config = parse_config(
-            {k: v for k, v in overrides.items() if v is not None}, source="options"
-        )
-    config.judge_options.update(_parse_judge_options(judge_option))
-    if loader is not None:
-        config.data_options["loader"] = loader
+    config = config_from_options(
+        config_path,
+        judge_option=judge_option,
+        loader=loader,
+        probes=probes,
+        judge=judge,
+        data=data,
+        rubric=rubric,
+        out=out_dir,
+        limit=limit,
+        seed=seed,
+        fail_on=fail_on,
+    )
     config = with_engine_options(
         config, max_calls=max_calls, max_tokens=max_tokens, executor=executor
     )
@@ -272,7 +250,7 @@ def score(
 
     dataset = load_dataset(data) if loader is None else load_dataset(data, loader=loader)
     items = list(dataset.items[:limit] if limit else dataset.items)
-    the_judge = build_judge(judge, **_parse_judge_options(judge_option))
+    the_judge = build_judge(judge, **parse_judge_options(judge_option))
     the_rubric = get_rubric(rubric)
 
     async def go() -> Any:

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judgeprobe.cli_options import config_from_options
 from judgeprobe.errors import ConfigError
 
 out = Console()
@@ -73,47 +74,6 @@ def plan(
         seed=seed,
     )
     print_bill(config, as_json=as_json)
-
-
-def config_from_options(
-    config_path: Path | None,
-    *,
-    judge_option: list[str] | None,
-    loader: str | None,
-    probes: str | None,
-    **overrides: Any,
-) -> Any:
-    """The audit config of a config file (or of options alone) with the command line's
-    overrides, read as ``judgeprobe audit`` reads them."""
-    from judgeprobe.audit import load_config, parse_config
-
-    if probes:
-        overrides["probes"] = [p.strip() for p in probes.split(",") if p.strip()]
-    if config_path is not None:
-        config = load_config(config_path, **overrides)
-    else:
-        if not probes:
-            raise typer.BadParameter("give a CONFIG.yaml or --probes")
-        config = parse_config(
-            {k: v for k, v in overrides.items() if v is not None}, source="options"
-        )
-    config.judge_options.update(parse_judge_options(judge_option))
-    if loader is not None:
-        config.data_options["loader"] = loader
-    return config
-
-
-def parse_judge_options(pairs: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as judge options, each value read as a YAML scalar (as for audit)."""
-    from judgeprobe._yaml_files import parse_yaml
-
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--judge-option {pair!r}: write KEY=VALUE, e.g. context_window=1024")
-        options[key.strip()] = parse_yaml(value, source=f"--judge-option {key}", error=ConfigError)
-    return options
 
 
 def print_bill(config: Any, *, as_json: bool = False) -> None:

@@ -1,0 +1,53 @@
+"""How the command line reads an audit's config: a config file (or options alone) with the
+overrides given on the command line, and ``-J KEY=VALUE`` judge options. ``judgeprobe audit``,
+``judgeprobe plan`` and ``judgeprobe score`` read them the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from judgeprobe.errors import ConfigError
+
+
+def config_from_options(
+    config_path: Path | None,
+    *,
+    judge_option: list[str] | None,
+    loader: str | None,
+    probes: str | None,
+    **overrides: Any,
+) -> Any:
+    """The audit config of a config file (or of options alone) with the command line's
+    overrides, read as ``judgeprobe audit`` reads them."""
+    from judgeprobe.audit import load_config, parse_config
+
+    if probes:
+        overrides["probes"] = [p.strip() for p in probes.split(",") if p.strip()]
+    if config_path is not None:
+        config = load_config(config_path, **overrides)
+    else:
+        if not probes:
+            raise typer.BadParameter("give a CONFIG.yaml or --probes")
+        config = parse_config(
+            {k: v for k, v in overrides.items() if v is not None}, source="options"
+        )
+    config.judge_options.update(parse_judge_options(judge_option))
+    if loader is not None:
+        config.data_options["loader"] = loader
+    return config
+
+
+def parse_judge_options(pairs: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as judge options, each value read as a YAML scalar (as for audit)."""
+    from judgeprobe._yaml_files import parse_yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--judge-option {pair!r}: write KEY=VALUE, e.g. context_window=1024")
+        options[key.strip()] = parse_yaml(value, source=f"--judge-option {key}", error=ConfigError)
+    return options
