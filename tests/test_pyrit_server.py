@@ -8,11 +8,7 @@ is answered from the run store.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +20,7 @@ pytest.importorskip("pyrit", reason="the optional extra judgeprobe[pyrit] is not
 from judgeprobe.audit import AuditConfig, run_audit
 from judgeprobe.engine import RunStore
 from judgeprobe.verdict import VerdictStatus
-from test_real_server import MODEL, SERVER_DEPS, _free_port, _ready
+from test_real_server import MODEL, serving
 
 pytestmark = pytest.mark.llm
 
@@ -35,33 +31,9 @@ CONTEXT = 2048
 @pytest.fixture(scope="module")
 def pyrit_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The llama-cpp-python server of ``test_real_server``, with room for PyRIT's prompts."""
-    missing = [name for name in SERVER_DEPS if importlib.util.find_spec(name) is None]
-    if missing:
-        pytest.skip(f"llama-cpp-python's server extra is missing ({', '.join(missing)})")
-    port = _free_port()
     log = tmp_path_factory.mktemp("pyrit-server") / "server.log"
-    command = [
-        *(sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path)),
-        *("--model_alias", MODEL, "--chat_format", "gemma", "--n_ctx", str(CONTEXT)),
-        *("--host", "127.0.0.1", "--port", str(port), "--verbose", "False"),
-    ]
-    base_url = f"http://127.0.0.1:{port}/v1"
-    with log.open("w") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 120
-            while not _ready(f"{base_url}/models"):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"llama_cpp.server did not start:\n{log.read_text()[-2000:]}")
-                time.sleep(0.25)
-            yield base_url
-        finally:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with serving(gguf_path, log, n_ctx=CONTEXT) as url:
+        yield url
 
 
 ANSWER = {  # llama.cpp's server builds a grammar from it, so the tiny model answers in JSON

@@ -7,6 +7,7 @@ model: real bodies, real logprobs, usage counts, the engine's cache, and error c
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import socket
 import subprocess
@@ -56,9 +57,11 @@ def _ready(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A llama-cpp-python server on a free local port; yields its base URL."""
+@contextlib.contextmanager
+def serving(gguf_path: Path, log: Path, *, n_ctx: int) -> Iterator[str]:
+    """``python -m llama_cpp.server`` serving ``gguf_path`` on a free local port, its output in
+    ``log``; yields its base URL once it answers, and stops it after. Skips the test when the
+    server extra is missing."""
     missing = [name for name in SERVER_DEPS if importlib.util.find_spec(name) is None]
     if missing:
         pytest.skip(
@@ -66,25 +69,10 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             "install it with: pip install 'llama-cpp-python[server]'"
         )
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
     command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(gguf_path),
-        "--model_alias",
-        MODEL,
-        "--chat_format",
-        "gemma",
-        "--n_ctx",
-        "512",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--verbose",
-        "False",
+        *(sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path)),
+        *("--model_alias", MODEL, "--chat_format", "gemma", "--n_ctx", str(n_ctx)),
+        *("--host", "127.0.0.1", "--port", str(port), "--verbose", "False"),
     ]
     base_url = f"http://127.0.0.1:{port}/v1"
     with log.open("w") as sink:
@@ -103,6 +91,15 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@pytest.fixture(scope="module")
+def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A llama-cpp-python server on a free local port; yields its base URL."""
+    with serving(
+        gguf_path, tmp_path_factory.mktemp("llama-server") / "server.log", n_ctx=512
+    ) as url:
+        yield url
 
 
 async def test_a_real_server_gives_label_probabilities_through_logprobs(llama_server: str) -> None:

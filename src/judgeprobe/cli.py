@@ -19,7 +19,18 @@ from rich.table import Table
 
 from judgeprobe.cli_batch import app as batch_app
 from judgeprobe.cli_compare import compare as compare_command
-from judgeprobe.cli_options import config_from_options, parse_judge_options
+from judgeprobe.cli_options import (
+    DataLoader,
+    DataSpec,
+    JudgeOptions,
+    JudgeSpec,
+    Limit,
+    ProbeNames,
+    RubricSpec,
+    Seed,
+    config_from_options,
+    parse_judge_options,
+)
 from judgeprobe.cli_plan import confirm_cost, print_bill
 from judgeprobe.cli_plan import plan as plan_command
 from judgeprobe.cli_store import app as store_app
@@ -35,28 +46,6 @@ app.add_typer(batch_app, name="batch")
 app.add_typer(store_app, name="store")
 console = Console(stderr=True)
 out = Console()
-
-
-JudgeOptions = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--judge-option",
-        "-J",
-        help="A judge option as KEY=VALUE, VALUE read as YAML (repeatable), e.g. "
-        "-J pair_inputs=false -J context_window=1024. Overrides the config's judge_options.",
-    ),
-]
-
-
-DataLoader = Annotated[
-    str | None,
-    typer.Option(
-        help="Load the --data path with this loader, whatever its name and columns: table, "
-        "pyrit, llmbar, pandalm, hh-rlhf, judgebench, evalbiasbench, attaq, mt-bench-human or "
-        "mt-bench-votes. "
-        "Overrides the config's data_options.loader.",
-    ),
-]
 
 
 def _command_line() -> str:
@@ -88,25 +77,17 @@ def audit(
         Path | None,
         typer.Argument(help="Audit config YAML (judge, rubric, data, probes, thresholds)."),
     ] = None,
-    judge: Annotated[
-        str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
-    ] = None,
-    data: Annotated[
-        str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")
-    ] = None,
-    rubric: Annotated[
-        str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")
-    ] = None,
+    judge: JudgeSpec = None,
+    data: DataSpec = None,
+    rubric: RubricSpec = None,
     judge_option: JudgeOptions = None,
     loader: DataLoader = None,
-    probes: Annotated[
-        str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
-    ] = None,
+    probes: ProbeNames = None,
     out_dir: Annotated[
         str | None, typer.Option("--out", help="Output folder (run store + card).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Use only the first N items.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed for every sampled plan.")] = None,
+    limit: Limit = None,
+    seed: Seed = None,
     max_calls: Annotated[
         int | None,
         typer.Option(

@@ -5,11 +5,46 @@ overrides given on the command line, and ``-J KEY=VALUE`` judge options. ``judge
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from judgeprobe.errors import ConfigError
+
+JudgeOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge-option",
+        "-J",
+        help="A judge option as KEY=VALUE, VALUE read as YAML (repeatable), e.g. "
+        "-J pair_inputs=false -J context_window=1024. Overrides the config's judge_options.",
+    ),
+]
+
+
+DataLoader = Annotated[
+    str | None,
+    typer.Option(
+        help="Load the --data path with this loader, whatever its name and columns: table, "
+        "pyrit, llmbar, pandalm, hh-rlhf, judgebench, evalbiasbench, attaq, mt-bench-human or "
+        "mt-bench-votes. "
+        "Overrides the config's data_options.loader.",
+    ),
+]
+
+
+JudgeSpec = Annotated[
+    str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
+]
+DataSpec = Annotated[
+    str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")
+]
+RubricSpec = Annotated[str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")]
+ProbeNames = Annotated[
+    str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
+]
+Limit = Annotated[int | None, typer.Option(help="Use only the first N items.")]
+Seed = Annotated[int | None, typer.Option(help="Seed for every sampled plan.")]
 
 
 def config_from_options(

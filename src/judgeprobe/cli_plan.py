@@ -18,7 +18,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from judgeprobe.cli_options import config_from_options
+from judgeprobe.cli_options import (
+    DataLoader,
+    DataSpec,
+    JudgeOptions,
+    JudgeSpec,
+    Limit,
+    ProbeNames,
+    RubricSpec,
+    Seed,
+    config_from_options,
+)
 from judgeprobe.errors import ConfigError
 
 out = Console()
@@ -29,32 +39,17 @@ def plan(
         Path | None,
         typer.Argument(help="Audit config YAML (judge, rubric, data, probes, pricing)."),
     ] = None,
-    judge: Annotated[
-        str | None, typer.Option(help="Judge spec, e.g. llama, profanity, openai:MODEL@URL.")
-    ] = None,
-    data: Annotated[
-        str | None, typer.Option(help="Dataset: a short name (demo, pyrit:refusal, ...) or a path.")
-    ] = None,
-    rubric: Annotated[
-        str | None, typer.Option(help="Rubric: a built-in name or a YAML path.")
-    ] = None,
-    judge_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge-option", "-J", help="A judge option as KEY=VALUE (repeatable), as for audit."
-        ),
-    ] = None,
-    loader: Annotated[
-        str | None, typer.Option(help="Load the --data path with this loader.")
-    ] = None,
-    probes: Annotated[
-        str | None, typer.Option(help="Comma-separated probe names (see `judgeprobe probes`).")
-    ] = None,
+    judge: JudgeSpec = None,
+    data: DataSpec = None,
+    rubric: RubricSpec = None,
+    judge_option: JudgeOptions = None,
+    loader: DataLoader = None,
+    probes: ProbeNames = None,
     out_dir: Annotated[
         str | None, typer.Option("--out", help="Output folder (its run store is looked up).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Use only the first N items.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed for every sampled plan.")] = None,
+    limit: Limit = None,
+    seed: Seed = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the bill as JSON.")] = False,
 ) -> None:
     """Plan an audit without a judge call: its requests, tokens, cost and time, per probe.
