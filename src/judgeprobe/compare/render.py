@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from judgeprobe.report.html import CONTENT_SECURITY_POLICY
+from judgeprobe.report.html import CONTENT_SECURITY_POLICY, page_environment
 from judgeprobe.report.text import display_text, escape_markdown, fmt_number
 
 CELL_LENGTH = 300
@@ -110,13 +110,7 @@ def render_html(document: Mapping[str, Any]) -> str:
 
 @cache
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("judgeprobe.compare", "."),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = page_environment("judgeprobe.compare", ".")
     env.filters.update(
         text=lambda value: display_text("" if value is None else value, CELL_LENGTH),
         num=fmt_number,

@@ -100,16 +100,23 @@ def render_html(
     )
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("judgeprobe.report", "templates"),
+def page_environment(package: str, folder: str) -> jinja2.Environment:
+    """The Jinja environment of judgeprobe's HTML pages (the card, the comparison): templates of
+    ``package``'s ``folder``, every value autoescaped and an undefined name an error, so text
+    from data can never become markup and a template typo never renders as empty."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader(package, folder),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = page_environment("judgeprobe.report", "templates")
     env.filters.update(
         text=_text,
         block=clean_block,
