@@ -73,6 +73,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "judge",
         "data.items",
         "plan",
+        "evidence",
         "falsifier",
     ),
     2: (

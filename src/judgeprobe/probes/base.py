@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
+from judgeprobe.evidence import Evidence
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._params import Constraint, check_parameters
 from judgeprobe.stats.multiplicity import FamilyAdjustment
@@ -164,6 +165,9 @@ class Finding:
     threshold: Threshold | None = None
     test: TestResult | None = None
     family: FamilyAdjustment | None = None
+    evidence: Evidence | None = None
+    """The items behind the finding (:mod:`judgeprobe.evidence`); None when the probe keeps
+    none."""
 
     @property
     def status(self) -> Status:
@@ -216,7 +220,11 @@ class Finding:
             "family": None
             if self.family is None
             else {**self.family.to_dict(), "unadjusted_status": self.unadjusted_status},
+            **({} if self.evidence is None else {"evidence": self.evidence.to_dict()}),
         }
+
+    def with_evidence(self, evidence: Evidence | None) -> Finding:
+        return dataclasses.replace(self, evidence=evidence)
 
 
 SLICE_LABELS = ("category", "turn", "stratum", "slice")

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from judgeprobe.evidence import SHOWN
 from judgeprobe.probes.base import Threshold
 from judgeprobe.report.statuses import SEVERITY
 from judgeprobe.report.stored import StoredFinding
@@ -20,9 +21,14 @@ ThresholdSource = Literal["probe", "config"]
 
 
 def finding_entry(
-    probe: str, stored: StoredFinding, configured: Mapping[str, Any]
+    probe: str,
+    stored: StoredFinding,
+    configured: Mapping[str, Any],
+    *,
+    evidence_cap: int = SHOWN,
 ) -> dict[str, Any]:
-    """The card's entry for one stored finding: what the audit decided, and how sure it is."""
+    """The card's entry for one stored finding: what the audit decided, and how sure it is,
+    and the first ``evidence_cap`` items behind it (``evidence``, null when none were kept)."""
     threshold = None if stored.threshold is None else stored.threshold.model_dump()
     source: ThresholdSource | None = None
     if threshold is not None:
@@ -47,6 +53,7 @@ def finding_entry(
         "needed_n": stored.needed_n,
         "test": None if stored.test is None else stored.test.model_dump(),
         "family": None if stored.family is None else stored.family.model_dump(),
+        "evidence": None if stored.evidence is None else stored.evidence.card_entry(evidence_cap),
     }
     finding["sentence"] = finding_sentence(finding)
     return finding

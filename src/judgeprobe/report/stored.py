@@ -68,6 +68,36 @@ class StoredFamily(_Stored):
     unadjusted_status: Status
 
 
+class StoredEvidenceVerdict(_Stored):
+    """One verdict on an item behind a finding (:class:`judgeprobe.evidence.EvidenceVerdict`)."""
+
+    role: str
+    label: str | None = None
+    score: float | None = None
+    raw: str | None = None
+
+
+class StoredEvidenceItem(_Stored):
+    """One item behind a finding: id, plain-text excerpt, the verdicts compared."""
+
+    item_id: str
+    excerpt: str = ""
+    verdicts: list[StoredEvidenceVerdict] = Field(default_factory=list)
+
+
+class StoredEvidence(_Stored):
+    """The items behind a finding: ``total`` of them, the first ones kept."""
+
+    total: int = Field(ge=0)
+    items: list[StoredEvidenceItem] = Field(default_factory=list)
+
+    def card_entry(self, cap: int) -> dict[str, Any]:
+        """The card's ``evidence``: the first ``cap`` items, with the total and how many are
+        shown (the agreed shape of docs/judge-card.md)."""
+        items = [item.model_dump() for item in self.items[: max(cap, 0)]]
+        return {"total": self.total, "shown": len(items), "items": items}
+
+
 class StoredFinding(_Stored):
     """One finding with the status the audit decided for it."""
 
@@ -85,6 +115,8 @@ class StoredFinding(_Stored):
     test: StoredTest | None = None
     family: StoredFamily | None = None
     """None in stores written before the family adjustment: no adjustment was made."""
+    evidence: StoredEvidence | None = None
+    """The items behind the finding; None when the probe keeps none (and in older stores)."""
 
     @model_validator(mode="before")
     @classmethod
