@@ -138,6 +138,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "probes._bypass_design",
         "probes._bypass_tally",
         "probes._decisions",
+        "probes._concat_evidence",
         "probes._length",
         "probes._pairwise",
         "probes._params",

@@ -191,6 +191,19 @@ def item_text(prompt: str, response: str) -> str:
     return f"{excerpt(prompt, PROMPT_CHARS)} → {response}"
 
 
+def request_text(verdicts: Verdicts, role: Role) -> str:
+    """The text the request of ``role`` showed the judge (:func:`item_text` of its prompt and
+    response, else its fields joined)."""
+    fields = verdicts.request(role).field_map
+    text = item_text(fields.get("prompt", ""), fields.get("response", ""))
+    return text or " ".join(fields.values())
+
+
+def parts_id(parts: Iterable[str]) -> str:
+    """The unit id of a concatenation of items: their ids joined with ``+``."""
+    return "+".join(parts)
+
+
 __all__ = [
     "EXCERPT_CHARS",
     "KEPT",
@@ -202,4 +215,6 @@ __all__ = [
     "excerpt",
     "item_text",
     "judged",
+    "parts_id",
+    "request_text",
 ]

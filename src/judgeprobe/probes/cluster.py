@@ -37,6 +37,7 @@ from typing import ClassVar, Literal
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
+from judgeprobe.probes._concat_evidence import class_evidence
 from judgeprobe.probes._decisions import (
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
@@ -320,6 +321,7 @@ class ClusterProbe(Probe):
                 )
                 series[f"k={k}"] = {"x": outcome.parts_mean, "y": outcome.scores}
                 made = self._findings(rubric, outcome, labels, span, options, cluster.upward)
+                made = class_evidence(made, rubric, _drawn_roles(drawn), base, verdicts)
                 if quantile:
                     made.append(_range_finding(cluster, outcome, labels, options, rubric))
                 findings.extend(
@@ -508,6 +510,11 @@ def _outcome(
         else:
             outcome.statuses["mixed_parts"] += 1
     return outcome
+
+
+def _drawn_roles(drawn: Concatenations) -> list[tuple[Role, tuple[str, ...]]]:
+    """The role and the part ids of each of ``drawn``'s concatenations."""
+    return [(concat_role(drawn.cluster, drawn.k, i), p) for i, p in enumerate(drawn.parts)]
 
 
 def _range_finding(

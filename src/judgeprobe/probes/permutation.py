@@ -29,6 +29,8 @@ from typing import ClassVar, Literal
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.evidence import collect, parts_id, request_text
+from judgeprobe.evidence import judged as judged_as
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
@@ -292,10 +294,22 @@ class PermutationProbe(Probe):
             table = self._table(rubric, base.scores, k, tuples, judged, verdicts)
             per_k[str(k)] = table
             skipped = sum(s["skipped"] for s in _status_rows(table))
+            flips = tuple_flips(rubric, tuples, judged)
+            evidence = collect(
+                (
+                    parts_id(t.parts),
+                    request_text(verdicts, order_role(k, i, INCREASING)),
+                    [judged_as(verdicts, order_role(k, i, o), o) for o in (INCREASING, DECREASING)],
+                )
+                for i, t in enumerate(tuples)
+                if flips.get(parts_id(t.parts))
+            )
+            found = self._findings(rubric, design, base.scores, k, judged, span, options)
+            found = [f.with_evidence(evidence) if f.name == "positional_bias" else f for f in found]
             findings.extend(
                 explain_skipped(
                     not_assessable(
-                        self._findings(rubric, design, base.scores, k, judged, span, options),
+                        found,
                         small or "",
                         CLASS_FINDINGS if small else (),
                     ),
@@ -544,6 +558,19 @@ class PermutationProbe(Probe):
                 labels,
             ),
         ]
+
+
+def tuple_flips(
+    rubric: Rubric, tuples: Sequence[KTuple], judged: Sequence[Mapping[str, Judged | None]]
+) -> dict[str, bool]:
+    """Per tuple judged ok in increasing and in decreasing order (by :func:`parts_id`), whether
+    its decision flips between the two: the unit of ``positional_bias``."""
+    flips: dict[str, bool] = {}
+    for t, per_order in zip(tuples, judged, strict=True):
+        a, b = per_order[INCREASING], per_order[DECREASING]
+        if a is not None and b is not None:
+            flips[parts_id(t.parts)] = is_flip(rubric, a.decision, b.decision)
+    return flips
 
 
 def _count_columns(rubric: Rubric) -> list[str]:

@@ -29,11 +29,12 @@ are not Fair Evaluators", arXiv:2305.17926.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, PairwiseItem
+from judgeprobe.evidence import collect, judged
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._pairwise import (
     LIVE,
@@ -169,6 +170,7 @@ class PositionProbe(Probe):
         for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
             rows = [swaps[i.id] for i in chosen if i.id in swaps]
             findings.extend(self._live_findings(rows, labels, ctx.seed))
+        findings = _with_evidence(findings, pairs, swaps, verdicts)
         table = Counter((p.original, p.swapped_back) for p in swaps.values())
         figure = FigureSpec(
             name="position_swap",
@@ -320,3 +322,41 @@ class PositionProbe(Probe):
             tables={"excluded": excluded, "recorded_swap_protocol": protocol},
             notes=notes,
         )
+
+
+_BEHIND: dict[str, Callable[[SwapPair], bool]] = {
+    "position_consistency": lambda p: not p.consistent,
+    "swap_flip_rate": lambda p: p.first_bias or p.second_bias,
+    "first_position_bias": lambda p: p.first_bias,
+    "second_position_bias": lambda p: p.second_bias,
+}
+"""The pairs behind each gated finding: those whose verdict changed with the swap."""
+
+
+def _with_evidence(
+    findings: Sequence[Finding],
+    items: Sequence[PairwiseItem],
+    swaps: Mapping[str, SwapPair],
+    verdicts: Verdicts,
+) -> list[Finding]:
+    """``findings``, each over all items naming the pairs whose verdict changed with the swap
+    (both verdicts as the judge gave them, the swapped one in its own order)."""
+    out = []
+    for finding in findings:
+        behind = _BEHIND.get(finding.name)
+        if behind is not None and not finding.labels:
+            found = (
+                (
+                    item.id,
+                    item.prompt,
+                    [
+                        judged(verdicts, pair_role(item), "original"),
+                        judged(verdicts, pair_role(item, swapped=True), "swapped"),
+                    ],
+                )
+                for item in items
+                if item.id in swaps and behind(swaps[item.id])
+            )
+            finding = finding.with_evidence(collect(found))
+        out.append(finding)
+    return out

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.evidence import Evidence, collect, item_text, judged
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
@@ -27,6 +28,7 @@ from judgeprobe.probes._decisions import (
     base_notes,
     base_request,
     base_requests,
+    base_role,
     base_scores,
     check_rubric,
     decide,
@@ -180,9 +182,14 @@ class RepetitionProbe(Probe):
                 series[f"l={times}"] = [v for _, v in pairs]
                 if row["skipped"]:
                     skipped.append(f"l={times}: {row['skipped']}/{row['items']}")
+                found = self._findings(ctx.rubric, pairs, label, times, span, options)
+                evidence = _flip_evidence(ctx.rubric, scored, base, mode, times, verdicts)
                 findings.extend(
                     explain_skipped(
-                        self._findings(ctx.rubric, pairs, label, times, span, options),
+                        [
+                            f.with_evidence(evidence) if f.name == "decision_flip_rate" else f
+                            for f in found
+                        ],
                         skipped=row["skipped"],
                         total=row["items"],
                     )
@@ -289,3 +296,33 @@ def _pairs(
     missing = tally.pop("missing")
     row = {"items": len(scored), "paired": len(pairs), "missing": missing, **tally}
     return pairs, row
+
+
+def _flip_evidence(
+    rubric: Rubric,
+    scored: Sequence[PointwiseItem],
+    base: BaseScores,
+    mode: RepeatMode,
+    times: int,
+    verdicts: Verdicts,
+) -> Evidence:
+    """The items whose decision flips from the original to the repeated input."""
+    flipped = []
+    for item in scored:
+        after = verdicts.score(_role(mode, times, item))
+        if after is None:
+            continue
+        before = base.scores[item.id]
+        if is_flip(rubric, decide(rubric, before), decide(rubric, after)):
+            flipped.append(item)
+    return collect(
+        (
+            item.id,
+            item_text(item.prompt, item.response),
+            [
+                judged(verdicts, base_role(item), "original"),
+                judged(verdicts, _role(mode, times, item), f"repeated l={times}"),
+            ],
+        )
+        for item in flipped
+    )
