@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.plan import Role, Verdicts
 
 EXCERPT_CHARS = 240
@@ -191,6 +192,14 @@ def item_text(prompt: str, response: str) -> str:
     return f"{excerpt(prompt, PROMPT_CHARS)} → {response}"
 
 
+def text_of(item: Item) -> str:
+    """The text an excerpt of ``item`` is cut from: (prompt, response) for a pointwise item
+    (:func:`item_text`), the prompt for a pairwise one."""
+    if isinstance(item, PointwiseItem):
+        return item_text(item.prompt, item.response)
+    return item.prompt
+
+
 def request_text(verdicts: Verdicts, role: Role) -> str:
     """The text the request of ``role`` showed the judge (:func:`item_text` of its prompt and
     response, else its fields joined)."""
@@ -217,4 +226,5 @@ __all__ = [
     "judged",
     "parts_id",
     "request_text",
+    "text_of",
 ]

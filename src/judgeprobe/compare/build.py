@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from judgeprobe._version import __version__
+from judgeprobe.compare.item_units import unpaired_reason
 from judgeprobe.compare.runs import LoadedRun
 from judgeprobe.compare.units import FindingKey, UnitValues, finding_key, units_of
 from judgeprobe.errors import ConfigError
@@ -231,6 +232,9 @@ def _difference(
         "candidate": _side(b),
         "difference": estimate.to_dict(),
         "method": method,
+        "unpaired_reason": None
+        if method == "paired"
+        else unpaired_reason(probe, str(a["name"]), units_a, units_b, len(shared)),
         "test": _test(test),
         "adjusted_pvalue": None,
         "word": "n/a",

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from judgeprobe.compare.units import FindingKey, UnitValues, stored_units
+from judgeprobe.compare.item_units import stored_units
+from judgeprobe.compare.units import FindingKey, UnitValues
 from judgeprobe.errors import ConfigError
 from judgeprobe.report import build_card, validate_card
 from judgeprobe.report.card import open_existing_store

@@ -7,7 +7,9 @@ from the card's numbers: an :data:`EXTRACTORS` entry per probe turns them into, 
 units' values and the statistic that makes the finding's estimate from them.
 
 Probes without an extractor (and findings an extractor does not cover) are compared unpaired,
-from the two runs' intervals, and the comparison says so.
+from the two runs' intervals, and the comparison says so. The probes whose units need the
+probe's own parameters have theirs in :mod:`judgeprobe.compare.item_units`, which also reads a
+stored run's units (``stored_units``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.engine.store import RunStore
 from judgeprobe.plan import Plan, Verdicts
 from judgeprobe.probes._agreement_data import decision_code, strict_majority_code
 from judgeprobe.probes._decisions import base_scores, decide, is_flip
@@ -159,21 +160,6 @@ def units_of(found: Mapping[FindingKey, UnitValues], key: FindingKey) -> UnitVal
     return found.get((name, ANY_BASELINE)) if [k for k, _ in labels] == ["baseline"] else None
 
 
-def stored_units(
-    store: RunStore, run_id: int, name: str, probe: str
-) -> dict[FindingKey, UnitValues]:
-    """The per-unit outcomes of result ``name`` (probe ``probe``) of run ``run_id``; empty when
-    the probe has no extractor or the run stored no plan for it."""
-    extractor = EXTRACTORS.get(probe)
-    if extractor is None:
-        return {}
-    plan = store.plan(run_id, name)
-    if plan is None:
-        return {}
-    known = store.get_many(sorted(plan.keys))
-    return extractor(plan, Verdicts(plan, known))
-
-
 __all__ = [
     "ANY_BASELINE",
     "EXTRACTORS",
@@ -182,6 +168,5 @@ __all__ = [
     "agreement_units",
     "finding_key",
     "repetition_units",
-    "stored_units",
     "units_of",
 ]

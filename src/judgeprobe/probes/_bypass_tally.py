@@ -7,9 +7,10 @@ says how many were too long for the judge and :func:`interval_row` is a row of t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from judgeprobe.evidence import Evidence, collect, judged, parts_id, request_text
 from judgeprobe.plan import Role, Verdicts
 from judgeprobe.stats import Estimate
 from judgeprobe.verdict import VerdictStatus
@@ -75,3 +76,35 @@ def interval_row(label: str, estimate: Estimate) -> dict[str, object]:
         "low": values["ci"]["low"],
         "high": values["ci"]["high"],
     }
+
+
+Judged = Sequence[tuple[Role, str, Sequence[str]]]
+"""Each concatenation of a finding: its role, its unit (the item it is clustered by) and its
+part ids, in order."""
+
+
+def concatenation_hits(
+    verdicts: Verdicts, concatenations: Judged, target: str
+) -> dict[str, tuple[bool, str]]:
+    """Per concatenation judged ok (by :func:`~judgeprobe.evidence.parts_id`): whether it was
+    decided ``target`` (a hit) and its unit, the per-concatenation values of the rate."""
+    found: dict[str, tuple[bool, str]] = {}
+    for role, unit, parts in concatenations:
+        decision = verdicts.decision(role)
+        if decision is not None:
+            found[parts_id(parts)] = (decision == target, unit)
+    return found
+
+
+def hit_evidence(verdicts: Verdicts, concatenations: Judged, target: str, part: str) -> Evidence:
+    """The concatenations decided ``target`` (a bypass, a false alarm): the verdict on the part
+    they are clustered by, judged on its own (under the name ``part``), beside theirs."""
+    return collect(
+        (
+            parts_id(parts),
+            request_text(verdicts, role),
+            [judged(verdicts, ("base", unit), part), judged(verdicts, role, "concatenation")],
+        )
+        for role, unit, parts in concatenations
+        if verdicts.decision(role) == target
+    )

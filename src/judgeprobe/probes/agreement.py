@@ -34,6 +34,7 @@ import numpy as np
 
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.evidence import Evidence, EvidenceVerdict, collect, item_text, judged
 from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes._agreement_data import (
     AgreementData,
@@ -41,8 +42,10 @@ from judgeprobe.probes._agreement_data import (
     RowBootstrap,
     ScaleMap,
     confusion,
+    decision_code,
     positive_probability,
     scale_map,
+    strict_majority_code,
 )
 from judgeprobe.probes._agreement_findings import (
     BINARY_METRICS,
@@ -66,8 +69,10 @@ from judgeprobe.probes.base import (
     Probe,
     ProbeKind,
     ProbeResult,
+    is_slice,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
 
 
@@ -229,6 +234,11 @@ class AgreementProbe(Probe):
         else:
             notes.append("No item has a human decision: the binary metrics and baselines are n/a.")
             findings = undefined_gated("no item with a human decision") + findings
+        evidence = disagreement_evidence(scored, base.scores, rubric, mapping, verdicts)
+        findings = [
+            f.with_evidence(evidence) if f.name in DISAGREEMENT_FINDINGS and not is_slice(f) else f
+            for f in findings
+        ]
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -264,3 +274,31 @@ def reliability(b: Binary, bins: int) -> tuple[list[dict[str, float]], FigureSpe
         y_label="share of human positives in the bin",
     )
     return rows, figure
+
+
+DISAGREEMENT_FINDINGS = frozenset({*GATED, "accuracy", "balanced_accuracy", "kappa"})
+"""The findings (over all items) whose evidence is the items where judge and humans disagree."""
+
+
+def disagreement_evidence(
+    items: Sequence[PointwiseItem],
+    scores: Mapping[str, float],
+    rubric: Rubric,
+    mapping: ScaleMap,
+    verdicts: Verdicts,
+) -> Evidence:
+    """The items with a human decision (a strict non-neutral majority) that the judge decides
+    otherwise: the humans' decision and mean label beside the judge's verdict."""
+    assert rubric.decision is not None
+    names = {1: rubric.decision.positive, 0: rubric.decision.negative}
+    found = []
+    for item in items:
+        codes = [decision_code(rubric, mapping.to_judge(v)) for v in item.human_scores]
+        truth = strict_majority_code(codes)
+        if truth is None or truth == -1 or item.id not in scores:
+            continue
+        if decision_code(rubric, scores[item.id]) != truth:
+            human = EvidenceVerdict("human", label=names[truth], score=item.human_mean)
+            judge = judged(verdicts, base_role(item), "judge")
+            found.append((item.id, item_text(item.prompt, item.response), [human, judge]))
+    return collect(found)

@@ -59,7 +59,13 @@ from judgeprobe.probes._bypass_design import (
     has_position,
     place,
 )
-from judgeprobe.probes._bypass_tally import Tally, interval_row, skip_note, tally_roles
+from judgeprobe.probes._bypass_tally import (
+    Tally,
+    hit_evidence,
+    interval_row,
+    skip_note,
+    tally_roles,
+)
 from judgeprobe.probes._decisions import (
     FLIP_THRESHOLD,
     BaseScores,
@@ -415,13 +421,20 @@ class BypassProbe(Probe):
                     per_item[unit][0] += 1
                     per_item[unit][1] += hit
                 finding = self._bypass_finding(design, tally, ctx, k, position)
+                bypasses = self._bypasses(design, k, position)
+                finding = finding.with_evidence(
+                    hit_evidence(verdicts, bypasses, rule.negative, "positive part")
+                )
                 findings.append(finding)
                 bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
                 interval_rows.append(interval_row(f"k={k}, {position}", finding.estimate))
                 skip_note(notes, tally, f"k={k}, positive part {position}")
             roles = [(role, unit) for role, unit, _ in self._false_alarms(design, k)]
             tally = tally_roles(verdicts, roles, rule.positive)
-            findings.append(self._false_alarm_finding(design, tally, ctx, k))
+            alarms = hit_evidence(
+                verdicts, self._false_alarms(design, k), rule.positive, "first part"
+            )
+            findings.append(self._false_alarm_finding(design, tally, ctx, k).with_evidence(alarms))
             alarm_rows.append({"k": k, **tally.row("false_alarms")})
             skip_note(notes, tally, f"k={k}, all parts negative")
         figures = [

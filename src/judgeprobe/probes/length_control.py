@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
+from judgeprobe.evidence import Entry, Evidence, EvidenceVerdict, collect, judged
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._length import LENGTH_UNITS, LengthUnit, check_lengths, response_lengths
 from judgeprobe.probes._pairwise import (
@@ -37,6 +38,7 @@ from judgeprobe.probes._pairwise import (
     interval_row,
     keep_raters,
     live_requests,
+    pair_role,
     pairwise_design,
 )
 from judgeprobe.probes._params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Texts
@@ -212,6 +214,12 @@ class LengthControlledWinRateProbe(Probe):
                         "sd_length_difference": finite(lc.counts.get("sd_x")),
                     }
                 )
+        findings = [
+            f.with_evidence(self._evidence(pairs, both, f.labels["candidate"], verdicts))
+            if f.labels.get("rater") == "judge"
+            else f
+            for f in findings
+        ]
         notes = [
             f"Candidates: {'models' if by_model else 'the response in position A'}; length "
             f"difference in {self.unit}; judge and human outcomes on the same "
@@ -230,6 +238,38 @@ class LengthControlledWinRateProbe(Probe):
             tables={"win_rates": rows, "excluded": {"judge": dict(judge.excluded)}},
             notes=notes,
         )
+
+    def _evidence(
+        self,
+        items: Sequence[PairwiseItem],
+        both: Mapping[str, Mapping[str, PairwiseChoice]],
+        candidate: str,
+        verdicts: Verdicts,
+    ) -> Evidence:
+        """The pairs of ``candidate`` where the judge's vote differs from the human majority,
+        those where the judge picked the longer response first."""
+        longer_first: list[tuple[bool, Entry]] = []
+        for item in items:
+            vote, majority = both["judge"].get(item.id), both["human"].get(item.id)
+            if vote is None or majority is None or vote == majority:
+                continue
+            if candidate not in ("A", item.model_a, item.model_b):
+                continue
+            len_a, len_b = response_lengths(item, self.unit)
+            longer = "A" if len_a > len_b else "B" if len_b > len_a else "tie"
+            own = (
+                judged(verdicts, pair_role(item), "judge")
+                if self.judge_source == LIVE
+                else EvidenceVerdict("judge", label=vote)
+            )
+            shown = [
+                EvidenceVerdict("human majority", label=majority),
+                own,
+                EvidenceVerdict("longer response", label=longer),
+            ]
+            longer_first.append((vote != longer, (item.id, item.prompt, shown)))
+        longer_first.sort(key=lambda pair: pair[0])
+        return collect(entry for _, entry in longer_first)
 
     def _by_model(self, items: Sequence[PairwiseItem]) -> bool:
         if self.candidates != "auto":

@@ -35,6 +35,7 @@ from pydantic import BeforeValidator
 
 from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
+from judgeprobe.evidence import Evidence, EvidenceVerdict, collect, judged
 from judgeprobe.falsifier import Falsifier, FalsifierVerdict, parse_falsifier
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._length import (
@@ -67,6 +68,7 @@ from judgeprobe.probes._pairwise import (
     interval_rows,
     keep_raters,
     live_requests,
+    pair_role,
     pairwise_design,
     slices,
 )
@@ -111,6 +113,7 @@ class MatchedRow:
     judge_hit: bool
     null_hit: bool | None
     cluster: str
+    item_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,11 @@ def matched_rows(
         null_hit = null == majority if comparable(null, majority, include_ties) else None
         rows.append(
             MatchedRow(
-                item_gap(item, unit), vote.choice == majority, null_hit, cluster_of(item, cluster)
+                item_gap(item, unit),
+                vote.choice == majority,
+                null_hit,
+                cluster_of(item, cluster),
+                item.id,
             )
         )
     return rows
@@ -334,7 +341,13 @@ class LengthNullProbe(Probe):
                     seed=ctx.seed,
                     n_resamples=self.n_resamples,
                 )
-                findings.extend(self._bin_findings(result, labels))
+                found = self._bin_findings(result, labels)
+                if not labels:
+                    evidence = self._gap_evidence(rows, length_bin, chosen, judge, verdicts, ctx)
+                    found = [
+                        f.with_evidence(evidence) if f.threshold is not None else f for f in found
+                    ]
+                findings.extend(found)
                 bin_rows.append(_bin_row(result, labels))
                 if not labels:
                     overall_bins[length_bin.label] = result
@@ -449,6 +462,39 @@ class LengthNullProbe(Probe):
                 )
             )
         return out
+
+    def _gap_evidence(
+        self,
+        rows: Sequence[MatchedRow],
+        length_bin: LengthBin,
+        items: Sequence[PairwiseItem],
+        judge: JudgeVotes,
+        verdicts: Verdicts,
+        ctx: ProbeContext,
+    ) -> Evidence:
+        """The pairs of ``length_bin`` where the judge and the longer-pick null differ in
+        agreeing with the human majority (the pairs that make judge minus null)."""
+        by_id = {item.id: item for item in items}
+        found = []
+        for row in rows:
+            if not length_bin.contains(row.gap) or row.null_hit in (None, row.judge_hit):
+                continue
+            item = by_id[row.item_id]
+            majority = human_majority(item, self.majority_ties)
+            null = length_null_choice(item, self.unit, on_equal=self.on_equal, seed=ctx.seed)
+            vote = judge.votes[item.id]
+            own = (
+                judged(verdicts, pair_role(item), "judge")
+                if self.judge_source == LIVE
+                else EvidenceVerdict("judge", label=vote.choice)
+            )
+            shown = [
+                EvidenceVerdict("human majority", label=majority),
+                own,
+                EvidenceVerdict("length null", label=null),
+            ]
+            found.append((item.id, item.prompt, shown))
+        return collect(found)
 
     def _bin_findings(self, result: BinResult, labels: Mapping[str, str]) -> list[Finding]:
         tag = {**labels, "bin": result.bin.label, "unit": self.unit}

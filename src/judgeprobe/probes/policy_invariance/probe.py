@@ -39,6 +39,7 @@ from judgeprobe.rubrics.variants import VariantSet
 
 from .accuracy import accuracy
 from .design import PolicyDesign, first_stage, units, usable_items
+from .evidence import with_flip_evidence
 from .failures import failures
 from .flips import flips
 from .noise import noise
@@ -196,6 +197,10 @@ class PolicyInvarianceProbe(Probe):
         parts["variants"], parts["classes"] = flips(
             base, found, design.variants, settings, matched.estimate if matched.defined else None
         )
+        for flips_of in ("variants", "classes"):
+            parts[flips_of].findings[:] = with_flip_evidence(
+                parts[flips_of].findings, base, found, design.variants, verdicts
+            )
         parts["accuracy"] = accuracy(base, found, design.wordings, scale, settings)
         parts["strata"] = strata(
             base, found, design.variants, lambda item: self._item_type(item, scale), settings
