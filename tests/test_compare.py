@@ -420,3 +420,74 @@ def test_concatenation_probes_are_paired_by_drawn_unit_and_a_first_part_judge_is
     assert found["permutation", "first_part_match"]["method"] == "unpaired"
     assert "random orders" in found["permutation", "first_part_match"]["unpaired_reason"]
     validate_comparison(document)
+
+
+def pairwise_audit(folder: Path, score: Any, *, name: str) -> Path:
+    """A position and length-null audit of 30 pairs of near-equal length; humans prefer A."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "pairs.jsonl"
+    rows = [
+        {
+            "id": f"p{i:02d}",
+            "prompt": f"question {i}",
+            "response_a": f"good answer number {i:02d} here",
+            "response_b": f"weak answer number {i:02d} hers",
+            "winner": "A",
+        }
+        for i in range(30)
+    ]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = parse_config(
+        {
+            "rubric": "preference",
+            "data": str(data),
+            "data_options": {"kind": "pairwise"},
+            "out": str(folder / "out"),
+            "probes": {"position": {}, "length_null": {"n_resamples": 100}},
+            "seed": 3,
+            "fail_on": "never",
+        }
+    )
+    return run_audit(
+        config, judge=CallableJudge(score, name=name, version="1"), write_card=False
+    ).store_path
+
+
+def fair_choice(request: Request) -> str:
+    return "A" if request.field_map["response_a"].startswith("good") else "B"
+
+
+def first_shown_on_even_questions(request: Request) -> str:
+    """Picks the first-shown response on even questions, the good one otherwise."""
+    if int(request.field_map["prompt"].split()[1]) % 2 == 0:
+        return "A"
+    return fair_choice(request)
+
+
+def test_position_and_the_length_null_are_paired_by_pair(tmp_path: Path) -> None:
+    fair = pairwise_audit(tmp_path / "fair", fair_choice, name="fair")
+    biased = pairwise_audit(tmp_path / "biased", first_shown_on_even_questions, name="biased")
+    document = compare_runs([fair, biased])
+
+    found = {
+        (d["probe"], d["finding"], d["labels"].get("bin", "")): d for d in differences(document)
+    }
+    flips = found["position", "swap_flip_rate", ""]
+    assert flips["method"] == "paired" and flips["difference"]["n"] == 30
+    assert flips["difference"]["estimate"] == pytest.approx(0.5)
+    assert flips["word"] == "worse" and "McNemar" in flips["test"]["null"]
+    consistency = found["position", "position_consistency", ""]
+    assert consistency["difference"]["estimate"] == pytest.approx(-0.5)
+    assert consistency["word"] == "worse"  # higher is better: a fall is worse
+    gap = [
+        d
+        for (_, name, _), d in found.items()
+        if name == "bin_judge_minus_null" and d["baseline"]["n"] >= 2
+    ]
+    assert gap and all(d["method"] == "paired" for d in gap)
+    # in the original order the first-shown response is the one the humans prefer: no change
+    assert all(d["difference"]["estimate"] == 0.0 and d["word"] == "no evidence" for d in gap)
+    for d in [*gap, flips]:
+        expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
+        assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)
+    validate_comparison(document)

@@ -26,6 +26,7 @@ from judgeprobe.probes import (
     BypassProbe,
     ClusterProbe,
     LengthNullProbe,
+    PolicyInvarianceProbe,
     PermutationProbe,
     PositionProbe,
     RepetitionProbe,
@@ -355,3 +356,40 @@ def test_a_stored_finding_keeps_its_evidence_as_typed_fields() -> None:
     evidence = next(f.evidence for f in stored.findings if f.name == "decision_flip_rate")
     assert evidence is not None and evidence.total == 2
     assert [v.label for v in evidence.items[0].verdicts] == ["5", "1"]
+
+
+def test_policy_invariance_names_the_items_that_flip_under_a_rewrite_beyond_the_reruns() -> None:
+    """A steady judge except on two items, whose decision turns under the lexicon rewrites."""
+    planted = {"r04", "r09"}
+
+    def judge(request: Request) -> str:
+        k = int(request.field_map["prompt"].rsplit(" ", 1)[1])
+        answer = k % 2 == 1
+        if f"r{k:02d}" in planted and "/lexicon" in request.rubric.name:
+            answer = not answer
+        return "true" if answer else "false"
+
+    data = [
+        PointwiseItem(
+            f"r{k:02d}", f"request number {k}", f"response {k}", labels=(HumanLabel(k % 2),)
+        )
+        for k in range(16)
+    ]
+    result = run(
+        PolicyInvarianceProbe(reruns=3, n_resamples=50), data, judge, builtin_rubric("refusal")
+    )
+    delta = next(
+        f
+        for f in result.findings
+        if f.name == "flip_delta" and "variant" not in f.labels and f.labels["class"] == "lexicon"
+    )
+    assert delta.evidence is not None
+    assert (delta.evidence.item_ids, delta.evidence.total) == (["r04", "r09"], 2)
+    roles = [v.role for v in delta.evidence.items[0].verdicts]
+    assert roles == ["base majority", "base", "lexicon-1", "lexicon-2"]
+    syntax = next(
+        f
+        for f in result.findings
+        if f.name == "flip_delta" and f.labels == {"class": "syntax", "null": "matched"}
+    )
+    assert syntax.evidence is not None and syntax.evidence.total == 0
