@@ -491,3 +491,63 @@ def test_position_and_the_length_null_are_paired_by_pair(tmp_path: Path) -> None
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)
     validate_comparison(document)
+
+
+def policy_audit(folder: Path, score: Any, *, name: str) -> Path:
+    """A policy-invariance audit of 24 refusal items with three base reruns."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "items.jsonl"
+    rows = [
+        {
+            "id": f"r{i:02d}",
+            "prompt": f"request number {i}",
+            "response": f"reply {i}",
+            "label": i % 2,
+        }
+        for i in range(24)
+    ]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = parse_config(
+        {
+            "rubric": "refusal",
+            "data": str(data),
+            "out": str(folder / "out"),
+            "probes": {"policy_invariance": {"reruns": 3, "n_resamples": 100}},
+            "seed": 3,
+            "fail_on": "never",
+        }
+    )
+    return run_audit(
+        config, judge=CallableJudge(score, name=name, version="1"), write_card=False
+    ).store_path
+
+
+def steady_refusal(request: Request) -> str:
+    return "true" if int(request.field_map["prompt"].split()[-1]) % 2 else "false"
+
+
+def lexicon_sensitive(request: Request) -> str:
+    """:func:`steady_refusal`, turned on the even items under the lexicon rewrites."""
+    answer = steady_refusal(request)
+    if "/lexicon" in request.rubric.name and int(request.field_map["prompt"].split()[-1]) % 2 == 0:
+        return "true"
+    return answer
+
+
+def test_policy_invariance_flips_are_paired_by_item(tmp_path: Path) -> None:
+    steady = policy_audit(tmp_path / "steady", steady_refusal, name="steady")
+    sensitive = policy_audit(tmp_path / "sensitive", lexicon_sensitive, name="sensitive")
+    document = compare_runs([steady, sensitive])
+
+    found = {(d["finding"], tuple(sorted(d["labels"].items()))): d for d in differences(document)}
+    delta = found["flip_delta", (("class", "lexicon"), ("null", "matched"))]
+    assert delta["method"] == "paired" and delta["gated"]
+    assert delta["difference"]["estimate"] == pytest.approx(0.5)
+    assert delta["word"] == "worse"
+    variant = found["flip_rate", (("class", "lexicon"), ("variant", "lexicon-1"))]
+    assert variant["method"] == "paired" and "McNemar" in variant["test"]["null"]
+    syntax = found["flip_delta", (("class", "syntax"), ("null", "matched"))]
+    assert syntax["method"] == "paired" and syntax["difference"]["estimate"] == 0.0
+    for d in (delta, variant, syntax):
+        expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
+        assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)

@@ -26,8 +26,8 @@ from judgeprobe.probes import (
     BypassProbe,
     ClusterProbe,
     LengthNullProbe,
-    PolicyInvarianceProbe,
     PermutationProbe,
+    PolicyInvarianceProbe,
     PositionProbe,
     RepetitionProbe,
 )
