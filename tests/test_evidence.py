@@ -393,3 +393,50 @@ def test_policy_invariance_names_the_items_that_flip_under_a_rewrite_beyond_the_
         if f.name == "flip_delta" and f.labels == {"class": "syntax", "null": "matched"}
     )
     assert syntax.evidence is not None and syntax.evidence.total == 0
+
+
+def test_every_probe_s_evidence_is_the_same_when_analysed_again_from_the_store(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps(
+                {"id": i.id, "prompt": i.prompt, "response": i.response, "label": i.labels[0].value}
+            )
+            + "\n"
+            for i in items(24)
+        ),
+        encoding="utf-8",
+    )
+    config = parse_config(
+        {
+            "rubric": "harmfulness",
+            "data": str(data),
+            "out": str(tmp_path / "out"),
+            "probes": {
+                "repetition": {"counts": [1, 2], "n_resamples": 50},
+                "cluster": {"ks": [2], "per_cluster": 10, "n_resamples": 50},
+                "permutation": {
+                    "ks": [2],
+                    "n_tuples": 10,
+                    "sample_sizes": [5, 0, 5],
+                    "n_resamples": 50,
+                },
+                "bypass": {"ks": [2], "positions": ["last"], "draws": 2, "n_resamples": 50},
+                "agreement": {"human_scale": [1, 5], "n_resamples": 50},
+            },
+            "fail_on": "never",
+        }
+    )
+    first_part = CallableJudge(lambda r: level(r.field_map["response"].split(SEP)[0]), name="first")
+    store_path = run_audit(config, judge=first_part, write_card=False).store_path
+    with RunStore(store_path) as store:
+        run_id = store.run_ids()[-1]
+        for name, stored in store.results(run_id).items():
+            if name.startswith("_"):
+                continue
+            again = reanalyze(store, run_id, name)
+            kept = [f.get("evidence") for f in stored["findings"]]
+            assert [f.to_dict().get("evidence") for f in again.findings] == kept, name
+            assert any(kept), name
