@@ -443,7 +443,11 @@ def pairwise_audit(folder: Path, score: Any, *, name: str) -> Path:
             "data": str(data),
             "data_options": {"kind": "pairwise"},
             "out": str(folder / "out"),
-            "probes": {"position": {}, "length_null": {"n_resamples": 100}},
+            "probes": {
+                "position": {},
+                "length_null": {"n_resamples": 100},
+                "length_controlled_win_rate": {"min_comparisons": 10, "n_resamples": 100},
+            },
             "seed": 3,
             "fail_on": "never",
         }
@@ -464,7 +468,7 @@ def first_shown_on_even_questions(request: Request) -> str:
     return fair_choice(request)
 
 
-def test_position_and_the_length_null_are_paired_by_pair(tmp_path: Path) -> None:
+def test_position_and_the_length_probes_are_paired_by_pair(tmp_path: Path) -> None:
     fair = pairwise_audit(tmp_path / "fair", fair_choice, name="fair")
     biased = pairwise_audit(tmp_path / "biased", first_shown_on_even_questions, name="biased")
     document = compare_runs([fair, biased])
@@ -487,7 +491,11 @@ def test_position_and_the_length_null_are_paired_by_pair(tmp_path: Path) -> None
     assert gap and all(d["method"] == "paired" for d in gap)
     # in the original order the first-shown response is the one the humans prefer: no change
     assert all(d["difference"]["estimate"] == 0.0 and d["word"] == "no evidence" for d in gap)
-    for d in [*gap, flips]:
+    wins = [d for (_, name, _), d in found.items() if name == "raw_win_rate"]
+    assert wins and all(d["method"] == "paired" for d in wins)
+    lc = found["length_controlled_win_rate", "lc_win_rate", ""]
+    assert lc["method"] == "unpaired" and "logistic fit" in lc["unpaired_reason"]
+    for d in [*gap, *wins, flips]:
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)
     validate_comparison(document)

@@ -16,7 +16,8 @@ concatenation named by its parts) whose mean, or pooled ratio, is the finding's 
   (first) part;
 - policy invariance: per item, flips and comparisons under a variant or class, and the null's
   (pooled ratio difference for ``flip_delta``);
-- length null: per pair of a length bin, the judge's and the null's hit on the human majority.
+- length null: per pair of a length bin, the judge's and the null's hit on the human majority;
+- length-controlled win rate: per item, a candidate's raw win (1, 0.5 for a tie, 0).
 
 :data:`UNPAIRED` says, per probe, which findings keep no per-item unit and why; they are
 compared unpaired.
@@ -31,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key
+from judgeprobe.data.items import PairwiseChoice
 from judgeprobe.engine.store import RunStore
 from judgeprobe.evidence import parts_id
 from judgeprobe.plan import Plan, Role, Verdicts
@@ -38,10 +40,11 @@ from judgeprobe.probes._bypass_design import place
 from judgeprobe.probes._bypass_tally import concatenation_hits
 from judgeprobe.probes._concat_evidence import MOVED, concat_outcomes
 from judgeprobe.probes._decisions import base_scores, is_flip
-from judgeprobe.probes._pairwise import LIVE, collect_judge_votes, slices
+from judgeprobe.probes._pairwise import LIVE, collect_judge_votes, human_majority, slices
 from judgeprobe.probes._permutation_design import order_role
 from judgeprobe.probes.base import Probe
 from judgeprobe.probes.cluster import concat_role
+from judgeprobe.probes.length_control import outcome_rows
 from judgeprobe.probes.length_null import matched_rows
 from judgeprobe.probes.policy_invariance.design import units as policy_units_of
 from judgeprobe.probes.policy_invariance.evidence import flip_rows
@@ -257,6 +260,36 @@ def length_null_units(
     return found
 
 
+def length_control_units(
+    probe: Any, plan: Plan[Any], verdicts: Verdicts
+) -> dict[FindingKey, UnitValues]:
+    """The raw win rate of each candidate per item, for the judge and for the humans (the
+    items with a judge vote and a strict human majority, as the probe keeps them)."""
+    design, ctx = plan.design, plan.context
+    pairs = list(design.items)
+    judge = collect_judge_votes(design.judged_items(), ctx, verdicts, source=probe.judge_source)
+    both: dict[str, dict[str, PairwiseChoice]] = {"judge": {}, "human": {}}
+    for item in pairs:
+        vote, majority = judge.votes.get(item.id), human_majority(item)
+        if vote is not None and majority is not None:
+            both["judge"][item.id] = vote.choice
+            both["human"][item.id] = majority
+    by_model = probe._by_model(pairs)
+    found: dict[FindingKey, UnitValues] = {}
+    for rater, choices in both.items():
+        outcomes = outcome_rows(
+            pairs, choices, by_model=by_model, unit=probe.unit, cluster=probe.cluster
+        )
+        for candidate, data in outcomes.items():
+            labels = {"candidate": candidate, "rater": rater, "unit": probe.unit}
+            values = {i: (y,) for i, y in zip(data.items, data.y, strict=True)}
+            clusters = {i: str(c) for i, c in zip(data.items, data.clusters, strict=True)}
+            found[finding_key("raw_win_rate", labels)] = UnitValues(
+                values, _mean, clusters=clusters
+            )
+    return found
+
+
 PROBE_EXTRACTORS: dict[str, ProbeExtractor] = {
     "position": position_units,
     "permutation": permutation_units,
@@ -264,6 +297,7 @@ PROBE_EXTRACTORS: dict[str, ProbeExtractor] = {
     "bypass": bypass_units,
     "policy_invariance": policy_invariance_units,
     "length_null": length_null_units,
+    "length_controlled_win_rate": length_control_units,
 }
 """Per-unit outcomes by probe (its registered name), from the rebuilt probe."""
 
@@ -281,7 +315,6 @@ UNPAIRED: dict[str, dict[str, str]] = {
     },
     "length_controlled_win_rate": {
         "lc_win_rate": "a logistic fit over all comparisons of a candidate, no per-item unit",
-        "raw_win_rate": "a candidate's comparisons, not kept per item",
     },
 }
 """Findings compared unpaired although their probe pairs others, and why."""

@@ -67,6 +67,8 @@ class Outcomes:
     y: list[float] = field(default_factory=list)
     x: list[float] = field(default_factory=list)
     clusters: list[Hashable] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+    """The item id of each outcome (a candidate has at most one per item)."""
 
 
 def outcome_rows(
@@ -98,6 +100,7 @@ def outcome_rows(
             rows.y.append(y)
             rows.x.append(x)
             rows.clusters.append(where)
+            rows.items.append(item.id)
     return dict(out)
 
 
