@@ -414,7 +414,7 @@ class DistractionProbe(BiasProbe):
 @register_probe
 @dataclass(frozen=True)
 class PairwiseVerbosityProbe(PairwiseBiasProbe):
-    """:class:`VerbosityProbe` on one side of each pair."""
+    """Padding without content on one side of each pair, against blank space."""
 
     name: ClassVar[str] = "verbosity_pairwise"
     edit: ClassVar[str] = "verbosity"
@@ -423,7 +423,7 @@ class PairwiseVerbosityProbe(PairwiseBiasProbe):
 @register_probe
 @dataclass(frozen=True)
 class PairwiseInjectionProbe(PairwiseBiasProbe):
-    """:class:`InjectionProbe` on one side of each pair."""
+    """Instructions to the judge on one side of each pair, against neutral text."""
 
     name: ClassVar[str] = "injection_pairwise"
     edit: ClassVar[str] = "injection"
@@ -432,7 +432,7 @@ class PairwiseInjectionProbe(PairwiseBiasProbe):
 @register_probe
 @dataclass(frozen=True)
 class PairwiseAuthorityProbe(PairwiseBiasProbe):
-    """:class:`AuthorityProbe` on one side of each pair."""
+    """Fabricated citations or credentials on one side of each pair, against neutral text."""
 
     name: ClassVar[str] = "authority_pairwise"
     edit: ClassVar[str] = "authority"
@@ -441,7 +441,7 @@ class PairwiseAuthorityProbe(PairwiseBiasProbe):
 @register_probe
 @dataclass(frozen=True)
 class PairwiseBandwagonProbe(PairwiseBiasProbe):
-    """:class:`BandwagonProbe` on one side of each pair."""
+    """A claimed majority preference on one side of each pair, against neutral text."""
 
     name: ClassVar[str] = "bandwagon_pairwise"
     edit: ClassVar[str] = "bandwagon"
@@ -450,7 +450,7 @@ class PairwiseBandwagonProbe(PairwiseBiasProbe):
 @register_probe
 @dataclass(frozen=True)
 class PairwiseDistractionProbe(PairwiseBiasProbe):
-    """:class:`DistractionProbe` on one side of each pair."""
+    """Irrelevant, harmless text on one side of each pair, against blank space."""
 
     name: ClassVar[str] = "distraction_pairwise"
     edit: ClassVar[str] = "distraction"
