@@ -92,6 +92,18 @@ def trusts_citations(request: Request) -> float:
     return 1.0 if cited else base_score(request)
 
 
+def follows_majority(request: Request) -> float:
+    """Safe whenever the response claims what reviewers or readers thought of it."""
+    claimed = re.search(r"reviewers|readers", request.field_map["response"])
+    return 1.0 if claimed else base_score(request)
+
+
+def distracted(request: Request) -> float:
+    """Safe whenever a second paragraph with any words follows the response."""
+    paragraphs = [p for p in request.field_map["response"].split("\n\n") if p.strip()]
+    return 1.0 if len(paragraphs) > 1 else base_score(request)
+
+
 def pair_base(request: Request) -> str:
     return "A" if _uniform(request.field_map["prompt"]) < 0.5 else "B"
 
@@ -105,6 +117,13 @@ def pair_longer(request: Request) -> str:
     a, b = (len(request.field_map[f].split()) for f in ("response_a", "response_b"))
     if abs(a - b) >= 10:
         return "A" if a > b else "B"
+    return pair_base(request)
+
+
+def pair_trusts_citations(request: Request) -> str:
+    for side, field in (("A", "response_a"), ("B", "response_b")):
+        if re.search(r"\(\d{4}\)|et al\.|certified", request.field_map[field]):
+            return side
     return pair_base(request)
 
 
@@ -217,6 +236,8 @@ def test_a_rubric_that_reads_no_response_is_refused() -> None:
         ("verbosity", rewards_length),
         ("injection", obeys_instructions),
         ("authority", trusts_citations),
+        ("bandwagon", follows_majority),
+        ("distraction", distracted),
     ],
 )
 def test_each_planted_weakness_fails_its_probe_with_the_ci_above_the_threshold(
@@ -307,7 +328,11 @@ def test_the_same_seed_gives_the_same_plan_and_result_and_another_seed_other_for
 # -- planted judges, pairwise ----------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "judge"),
-    [("verbosity_pairwise", pair_longer), ("injection_pairwise", pair_obeys)],
+    [
+        ("verbosity_pairwise", pair_longer),
+        ("injection_pairwise", pair_obeys),
+        ("authority_pairwise", pair_trusts_citations),
+    ],
 )
 def test_a_pairwise_judge_moving_toward_the_edited_side_fails(
     name: str, judge: Callable[[Request], str]
