@@ -30,9 +30,17 @@ from judgeprobe.stats import InvalidParameterError
 # -- probe parameters ----------------------------------------------------------------------------
 INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "agreement": ("confidence_level", "n_resamples"),
+    "authority": ("confidence_level",),
+    "authority_pairwise": ("confidence_level",),
+    "bandwagon": ("confidence_level",),
+    "bandwagon_pairwise": ("confidence_level",),
     "bypass": ("confidence_level", "n_resamples"),
     "cluster": ("confidence_level", "n_resamples"),
+    "distraction": ("confidence_level",),
+    "distraction_pairwise": ("confidence_level",),
     "human_agreement": ("confidence_level", "n_resamples"),
+    "injection": ("confidence_level",),
+    "injection_pairwise": ("confidence_level",),
     "length_controlled_win_rate": ("confidence_level", "n_resamples"),
     "length_null": ("confidence_level", "n_resamples"),
     "permutation": ("confidence_level", "n_resamples"),
@@ -40,6 +48,8 @@ INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "policy_invariance_pairwise": ("confidence_level", "n_resamples"),
     "position": ("confidence_level",),
     "repetition": ("confidence_level", "n_resamples"),
+    "verbosity": ("confidence_level",),
+    "verbosity_pairwise": ("confidence_level",),
 }
 """Every registered probe and the interval options it takes; a new probe must be added here."""
 
@@ -108,6 +118,16 @@ def test_every_probe_is_made_with_its_default_interval_options(name: str) -> Non
 
 # -- the public API ------------------------------------------------------------------------------
 PROBE_CLASSES = [
+    "AuthorityProbe",
+    "BandwagonProbe",
+    "DistractionProbe",
+    "InjectionProbe",
+    "PairwiseAuthorityProbe",
+    "PairwiseBandwagonProbe",
+    "PairwiseDistractionProbe",
+    "PairwiseInjectionProbe",
+    "PairwiseVerbosityProbe",
+    "VerbosityProbe",
     "AgreementProbe",
     "BypassProbe",
     "ClusterProbe",

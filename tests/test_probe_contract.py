@@ -109,6 +109,12 @@ class Fixture:
 
 
 CONCAT = {"n_resamples": FAST}
+BIAS_QUIET = ("excess_move_rate", "edited_move_rate", "placebo_move_rate", "mean_score_shift")
+"""An invariant judge's verdict never moves under a bias edit or its placebo."""
+PAIRWISE_BIAS_QUIET = ("excess_move_rate", "excess_away_rate")
+"""The pairwise invariant judge picks the longer response: the edit and its placebo add the
+same length, so it moves alike under both and the excess is 0."""
+BIAS_PROBES = ("authority", "bandwagon", "distraction", "injection", "verbosity")
 FIXTURES: dict[str, Fixture] = {
     "agreement": Fixture(pointwise, "refusal", invariant_pointwise, noisy_binary, CONCAT),
     "bypass": Fixture(
@@ -175,6 +181,13 @@ FIXTURES: dict[str, Fixture] = {
     ),
 }
 """Every registered probe and how to exercise it; a new probe must be added here."""
+for _bias in BIAS_PROBES:
+    FIXTURES[_bias] = Fixture(
+        pointwise, "refusal", invariant_pointwise, noisy_binary, {}, BIAS_QUIET
+    )
+    FIXTURES[f"{_bias}_pairwise"] = Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {}, PAIRWISE_BIAS_QUIET
+    )
 
 
 def _probe(name: str) -> Probe:

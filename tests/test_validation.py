@@ -202,6 +202,7 @@ def test_thresholds_by_finding_or_probe_and_finding_apply_to_that_finding(tmp_pa
 def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Path) -> None:
     from judgeprobe.demo import DEMO_PROBES
     from judgeprobe.probes import get_probe_class, probe_names
+    from judgeprobe.transforms.bias_edits import BIAS_EDITS
 
     def fn(request: Request) -> float | str:
         if request.rubric.kind == "pairwise":
@@ -216,6 +217,11 @@ def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Pat
         "policy_invariance": {**DEMO_PROBES["policy_invariance"], "reproduction_trials": 1},
         "policy_invariance_pairwise": {"rubric": "preference", "data": "demo:pairwise"},
         "length_null": {**DEMO_PROBES["length_null"], "falsifier": falsifier},
+        **{name: {} for name in BIAS_EDITS},
+        **{
+            f"{name}_pairwise": {"rubric": "preference", "data": "demo:pairwise"}
+            for name in BIAS_EDITS
+        },
     }
     assert set(probes) == set(probe_names())
     config = parse_config(

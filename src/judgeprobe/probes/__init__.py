@@ -10,6 +10,18 @@ from judgeprobe.probes.base import (
     ProbeResult,
     Threshold,
 )
+from judgeprobe.probes.bias import (
+    AuthorityProbe,
+    BandwagonProbe,
+    DistractionProbe,
+    InjectionProbe,
+    PairwiseAuthorityProbe,
+    PairwiseBandwagonProbe,
+    PairwiseDistractionProbe,
+    PairwiseInjectionProbe,
+    PairwiseVerbosityProbe,
+    VerbosityProbe,
+)
 from judgeprobe.probes.bypass import BypassProbe
 from judgeprobe.probes.cluster import ClusterProbe
 from judgeprobe.probes.human_agreement import HumanAgreementProbe
@@ -23,14 +35,23 @@ from judgeprobe.probes.repetition import RepetitionProbe
 
 __all__ = [
     "AgreementProbe",
+    "AuthorityProbe",
+    "BandwagonProbe",
     "BypassProbe",
     "ClusterProbe",
+    "DistractionProbe",
     "FigureSpec",
     "Finding",
     "HumanAgreementProbe",
+    "InjectionProbe",
     "LengthControlledWinRateProbe",
     "LengthNullProbe",
+    "PairwiseAuthorityProbe",
+    "PairwiseBandwagonProbe",
+    "PairwiseDistractionProbe",
+    "PairwiseInjectionProbe",
     "PairwisePolicyInvarianceProbe",
+    "PairwiseVerbosityProbe",
     "PermutationProbe",
     "Plan",
     "PolicyInvarianceProbe",
@@ -41,6 +62,7 @@ __all__ = [
     "ProbeResult",
     "RepetitionProbe",
     "Threshold",
+    "VerbosityProbe",
     "Verdicts",
     "get_probe_class",
     "probe_names",
