@@ -40,6 +40,7 @@ INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "policy_invariance_pairwise": ("confidence_level", "n_resamples"),
     "position": ("confidence_level",),
     "repetition": ("confidence_level", "n_resamples"),
+    "self_preference": ("confidence_level", "n_resamples"),
 }
 """Every registered probe and the interval options it takes; a new probe must be added here."""
 
@@ -119,6 +120,7 @@ PROBE_CLASSES = [
     "PolicyInvarianceProbe",
     "PositionProbe",
     "RepetitionProbe",
+    "SelfPreferenceProbe",
 ]
 PUBLIC_API: dict[ModuleType, list[str]] = {
     judgeprobe: [

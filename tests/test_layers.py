@@ -57,6 +57,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "stats.distances",
         "stats.flips",
         "stats.multiplicity",
+        "stats.paired",
         "stats.proportions",
         "stats.regression",
         "stats.resampling",
@@ -163,6 +164,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "probes.position",
         "probes.registry",
         "probes.repetition",
+        "probes.self_preference",
     ),
     4: (
         "running",

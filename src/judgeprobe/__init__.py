@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         PositionProbe,
         ProbeResult,
         RepetitionProbe,
+        SelfPreferenceProbe,
     )
     from judgeprobe.report import build_card
     from judgeprobe.running import analyze_offline, reanalyze, run_probe, run_probe_sync
@@ -65,6 +66,7 @@ _LAZY = {
             "PositionProbe",
             "ProbeResult",
             "RepetitionProbe",
+            "SelfPreferenceProbe",
         ),
         "judgeprobe.probes",
     ),
@@ -116,6 +118,7 @@ __all__ = [
     "Request",
     "Rubric",
     "RunStore",
+    "SelfPreferenceProbe",
     "Verdict",
     "VerdictStatus",
     "Verdicts",

@@ -20,6 +20,7 @@ from judgeprobe.probes.policy_invariance import PairwisePolicyInvarianceProbe, P
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
 from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.probes.self_preference import SelfPreferenceProbe
 
 __all__ = [
     "AgreementProbe",
@@ -40,6 +41,7 @@ __all__ = [
     "ProbeKind",
     "ProbeResult",
     "RepetitionProbe",
+    "SelfPreferenceProbe",
     "Threshold",
     "Verdicts",
     "get_probe_class",
