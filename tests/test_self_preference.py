@@ -7,10 +7,13 @@ request gets an answer tagged ``OWN``, so a planted judge can recognise its own 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
 from judgeprobe._hashing import content_hash
+from judgeprobe.audit import parse_config
+from judgeprobe.billing import plan_audit
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.judges import CallableJudge
@@ -233,3 +236,20 @@ def test_the_parameters_are_checked() -> None:
         SelfPreferenceProbe(replace="C")  # type: ignore[arg-type]
     with pytest.raises(Exception, match="max_new_tokens must be an integer >= 1"):
         SelfPreferenceProbe(max_new_tokens=0)
+
+
+def test_the_bill_counts_the_judging_of_the_answers_not_yet_written(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "judge": "llama",
+            "rubric": "preference",
+            "data": "demo:pairwise",
+            "out": str(tmp_path),
+            "probes": {"self_preference": FAST},
+        }
+    )
+    judge = CallableJudge(generating(self_loving), name="synthetic", generates=True)
+    bill = plan_audit(config, judge=judge)
+    (row,) = bill.rows
+    # 20 answers, then per pair the own answer and the placebo in both orders
+    assert (row.requests, row.stages, row.bound) == (100, 2, True)
