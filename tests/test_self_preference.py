@@ -127,19 +127,31 @@ def test_an_impartial_judge_passes() -> None:
     assert 0 < result.finding("own_answer_win_rate").estimate.estimate < 1
 
 
-@pytest.mark.parametrize("shown", [None, "first", "second"])
+@pytest.mark.parametrize("shown", ["first", "second"])
 def test_the_difference_from_the_placebo_is_exactly_zero_for_a_judge_blind_to_the_slot(
-    shown: str | None,
+    shown: str,
 ) -> None:
     result = run(generating(first_shown), pairs(30))
-    labels = {} if shown is None else {"shown": shown}
-    own = result.finding("own_answer_win_rate", **labels).estimate
-    placebo = result.finding("placebo_win_rate", **labels).estimate
-    difference = result.finding("self_preference", **labels).estimate
-    assert own.estimate == placebo.estimate == {None: 0.0, "first": 1.0, "second": 0.0}[shown]
+    own = result.finding("own_answer_win_rate", shown=shown).estimate
+    placebo = result.finding("placebo_win_rate", shown=shown).estimate
+    difference = result.finding("self_preference", shown=shown).estimate
+    assert own.estimate == placebo.estimate == {"first": 1.0, "second": 0.0}[shown]
     assert difference.estimate == 0.0
     assert difference.counts["first_only"] == difference.counts["second_only"] == 0
     assert difference.n == 30
+
+
+def test_without_an_order_consistent_win_in_either_arm_the_overall_finding_is_not_assessable() -> (
+    None
+):
+    # a judge that always picks the first-shown response never prefers a slot in both orders:
+    # a difference of 0 would be its position bias, not evidence of impartiality
+    result = run(generating(first_shown), pairs(30))
+    finding = result.finding("self_preference")
+    assert finding.status == "n/a"
+    assert finding.estimate.n == 30
+    assert finding.estimate.reason is not None and "0 by construction" in finding.estimate.reason
+    assert result.finding("own_answer_win_rate").estimate.estimate == 0.0
 
 
 def test_only_the_overall_finding_gates_the_forms_inform() -> None:

@@ -76,6 +76,12 @@ from judgeprobe.transforms.swap import swap_choice
 
 SELF_PREFERENCE = Threshold(warn=0.1, fail=0.2, higher_is_worse=True)
 
+NO_WIN = (
+    "no pair's slot wins in both orders in either arm (the judge's pick follows the position, or "
+    "is a tie): the difference is 0 by construction, not evidence; see the per-order findings "
+    "and the position probe"
+)
+
 Replace = Literal["random", "A", "B"]
 REPLACE_CHOICES: tuple[Replace, ...] = ("random", "A", "B")
 Form = Literal["first", "second"]
@@ -302,6 +308,8 @@ class SelfPreferenceProbe(Probe):
             if own is not None and placebo is not None:
                 rows.append((own, placebo, outcome.cluster))
         difference, test = self._difference(rows, seed)
+        if form is None and rows and not any(own or placebo for own, placebo, _ in rows):
+            difference, test = Estimate.undefined(len(rows), reason=NO_WIN), None
         where = "in both orders" if form is None else f"when shown {form}"
         tag = {} if form is None else {"shown": form}
         return [
