@@ -16,7 +16,12 @@ from judgeprobe.audit import parse_config
 from judgeprobe.billing import plan_audit
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.judge import JudgeCapabilities
 from judgeprobe.judges import CallableJudge
+from judgeprobe.judges.base import BaseJudge
+from judgeprobe.judges.llama import LlamaJudge
+from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.self_preference import SelfPreferenceProbe
 from judgeprobe.request import Request
@@ -244,9 +249,9 @@ def test_a_later_turn_is_left_out_with_a_note() -> None:
 
 
 def test_the_parameters_are_checked() -> None:
-    with pytest.raises(Exception, match="replace must be one of"):
+    with pytest.raises(ConfigError, match="replace must be one of"):
         SelfPreferenceProbe(replace="C")  # type: ignore[arg-type]
-    with pytest.raises(Exception, match="max_new_tokens must be an integer >= 1"):
+    with pytest.raises(ConfigError, match="max_new_tokens must be an integer >= 1"):
         SelfPreferenceProbe(max_new_tokens=0)
 
 
@@ -265,3 +270,11 @@ def test_the_bill_counts_the_judging_of_the_answers_not_yet_written(tmp_path: Pa
     (row,) = bill.rows
     # 20 answers, then per pair the own answer and the placebo in both orders
     assert (row.requests, row.stages, row.bound) == (100, 2, True)
+
+
+def test_language_model_backends_declare_that_they_write_answers_and_others_do_not() -> None:
+    assert LlamaJudge.generates and OpenAIJudge.generates
+    assert not BaseJudge().capabilities.generates
+    assert CallableJudge(first_shown, generates=True).capabilities.generates
+    with pytest.raises(ConfigError, match="judge capability generates must be a bool, got 'yes'"):
+        JudgeCapabilities(generates="yes")  # type: ignore[arg-type]
