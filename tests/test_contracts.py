@@ -50,6 +50,7 @@ INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "repetition": ("confidence_level", "n_resamples"),
     "verbosity": ("confidence_level",),
     "verbosity_pairwise": ("confidence_level",),
+    "self_preference": ("confidence_level", "n_resamples"),
 }
 """Every registered probe and the interval options it takes; a new probe must be added here."""
 
@@ -139,6 +140,7 @@ PROBE_CLASSES = [
     "PolicyInvarianceProbe",
     "PositionProbe",
     "RepetitionProbe",
+    "SelfPreferenceProbe",
 ]
 PUBLIC_API: dict[ModuleType, list[str]] = {
     judgeprobe: [

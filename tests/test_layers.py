@@ -58,6 +58,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "stats.flips",
         "stats.multiplicity",
         "stats.paired_proportions",
+        "stats.paired",
         "stats.proportions",
         "stats.regression",
         "stats.resampling",
@@ -170,6 +171,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "probes.position",
         "probes.registry",
         "probes.repetition",
+        "probes.self_preference",
     ),
     4: (
         "running",

@@ -30,6 +30,7 @@ from judgeprobe.probes.registry import get_probe_class, probe_names
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
 from judgeprobe.running import probe_context, reanalyze, run_probe_sync
+from judgeprobe.verdict import Verdict
 
 FAST = 100
 
@@ -95,6 +96,24 @@ def noisy_pairwise(request: Request) -> str:
     return "A" if _uniform(request.render() + str(request.trial)) < 0.5 else "B"
 
 
+def answering(judge: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    """``judge``, also writing an answer to each prompt it is asked to answer (a generation
+    rubric), as a language model judge can."""
+
+    def fn(request: Request) -> Any:
+        if request.rubric.kind == "generation":
+            return Verdict.scored(4.0, raw_text=f"my answer to {request.field_map['prompt']}")
+        return judge(request)
+
+    fn.__name__ = f"answering_{judge.__name__}"
+    return fn
+
+
+def first_shown(request: Request) -> str:
+    """Picks whichever response is shown first: blind to what either response says."""
+    return "A"
+
+
 @dataclass(frozen=True)
 class Fixture:
     """How to exercise one probe: its items, rubric, fast parameters and two judges."""
@@ -106,6 +125,8 @@ class Fixture:
     params: Mapping[str, Any] = field(default_factory=dict)
     quiet: tuple[str, ...] = ()
     """Findings of an invariance probe that are exactly 0 for a judge invariant under it."""
+    generates: bool = False
+    """The judges also write answers (the probe needs the judge's own answers)."""
 
 
 CONCAT = {"n_resamples": FAST}
@@ -179,6 +200,15 @@ FIXTURES: dict[str, Fixture] = {
         {"n_resamples": FAST},
         ("decision_flip_rate", "wasserstein_to_l1", "mean_shift"),
     ),
+    "self_preference": Fixture(
+        pairwise,
+        "preference",
+        answering(first_shown),
+        answering(noisy_pairwise),
+        {"n_resamples": FAST},
+        ("self_preference",),
+        generates=True,
+    ),
 }
 """Every registered probe and how to exercise it; a new probe must be added here."""
 for _bias in BIAS_PROBES:
@@ -194,8 +224,10 @@ def _probe(name: str) -> Probe:
     return get_probe_class(name)(**FIXTURES[name].params)
 
 
-def _engine(fn: Callable[[Request], Any], store: RunStore | None = None) -> Engine:
-    judge = CallableJudge(fn, name=getattr(fn, "__name__", "judge"))
+def _engine(
+    fn: Callable[[Request], Any], store: RunStore | None = None, *, generates: bool = False
+) -> Engine:
+    judge = CallableJudge(fn, name=getattr(fn, "__name__", "judge"), generates=generates)
     return Engine(judge, store or RunStore(":memory:"), EngineConfig(progress=False))
 
 
@@ -204,7 +236,11 @@ def _run(
 ) -> ProbeResult:
     fixture = FIXTURES[name]
     return run_probe_sync(
-        _probe(name), items, _engine(fn), builtin_rubric(fixture.rubric), seed=seed
+        _probe(name),
+        items,
+        _engine(fn, generates=fixture.generates),
+        builtin_rubric(fixture.rubric),
+        seed=seed,
     )
 
 
@@ -235,7 +271,7 @@ def test_the_first_plan_is_deterministic_for_a_seed_and_independent_of_item_orde
 ) -> None:
     fixture = FIXTURES[name]
     items = fixture.items()
-    judge = CallableJudge(fixture.noisy, name="noisy")
+    judge = CallableJudge(fixture.noisy, name="noisy", generates=fixture.generates)
     rubric: Rubric = builtin_rubric(fixture.rubric)
     ctx: ProbeContext = probe_context(_probe(name), judge, rubric, seed=3)
     first = _probe(name).plan(items, ctx)
@@ -280,7 +316,10 @@ def test_a_run_analysed_again_from_its_store_gives_the_same_result_without_a_jud
     fixture = FIXTURES[name]
     store = RunStore(tmp_path / "run.sqlite")
     result = run_probe_sync(
-        _probe(name), fixture.items(), _engine(fixture.noisy, store), builtin_rubric(fixture.rubric)
+        _probe(name),
+        fixture.items(),
+        _engine(fixture.noisy, store, generates=fixture.generates),
+        builtin_rubric(fixture.rubric),
     )
     assert result.plan is not None
     design = result.plan.design

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         PositionProbe,
         ProbeResult,
         RepetitionProbe,
+        SelfPreferenceProbe,
         VerbosityProbe,
     )
     from judgeprobe.report import build_card
@@ -75,6 +76,7 @@ _LAZY = {
             "PositionProbe",
             "ProbeResult",
             "RepetitionProbe",
+            "SelfPreferenceProbe",
         ),
         "judgeprobe.probes",
     ),
@@ -150,6 +152,7 @@ __all__ = [
     "Request",
     "Rubric",
     "RunStore",
+    "SelfPreferenceProbe",
     "VerbosityProbe",
     "Verdict",
     "VerdictStatus",

@@ -246,7 +246,8 @@ def stand_in(request: Request, fill: str = "spread") -> Verdict:
     """A verdict for an unjudged request, to plan a later stage on.
 
     ``spread`` gives each request one of the rubric's labels (a pseudo-random one, fixed by its
-    key), so that every score level holds items; ``ends`` gives it the lowest or the highest.
+    key), so that every score level holds items; ``ends`` gives it the lowest or the highest. A
+    generation request gets an answer of ``max_new_tokens`` words.
     """
     rubric = request.rubric
     pick = int(content_hash([request.key, fill])[:8], 16)
@@ -261,7 +262,10 @@ def stand_in(request: Request, fill: str = "spread") -> Verdict:
         chosen = labels[pick % len(labels)]
         return Verdict.scored(rubric.value_of(chosen), label=chosen)
     if rubric.kind == "generation":
-        return Verdict.scored(float(rubric.max_new_tokens))
+        # an answer as long as the limit allows, so a stage that judges the answers is planned
+        # (and billed) on a text of the largest size
+        text = " ".join(["answer"] * rubric.max_new_tokens)
+        return Verdict.scored(float(rubric.max_new_tokens), raw_text=text)
     low, high = rubric.score_range or (0.0, 1.0)
     share = (pick % 2) if fill == "ends" else (pick % 1001) / 1000
     return Verdict.scored(low + share * (high - low))

@@ -31,7 +31,8 @@ class JudgeCapabilities:
     Examples
     --------
     >>> JudgeCapabilities(max_concurrency=16, context_window=8192)
-    JudgeCapabilities(max_concurrency=16, batch_size=1, context_window=8192, in_process=False)
+    JudgeCapabilities(max_concurrency=16, batch_size=1, context_window=8192, in_process=False, \
+generates=False)
     >>> JudgeCapabilities(batch_size=0)
     Traceback (most recent call last):
     ...
@@ -46,6 +47,9 @@ class JudgeCapabilities:
     """Input tokens the judge can read; None when unknown or unbounded."""
     in_process: bool = False
     """True when calls run a model in this process, where a timeout cannot stop them."""
+    generates: bool = False
+    """True when the judge can also write a response to a ``generation`` rubric (its text is the
+    verdict's ``raw_text``), as a language model can and a classifier cannot."""
 
     def __post_init__(self) -> None:
         for name in ("max_concurrency", "batch_size", "context_window"):
@@ -54,10 +58,11 @@ class JudgeCapabilities:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"judge capability {name} must be an integer >= 1, got {value!r}")
-        if not isinstance(self.in_process, bool):
-            raise ConfigError(
-                f"judge capability in_process must be a bool, got {self.in_process!r}"
-            )
+        for flag in ("in_process", "generates"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(
+                    f"judge capability {flag} must be a bool, got {getattr(self, flag)!r}"
+                )
 
 
 @runtime_checkable

@@ -40,12 +40,14 @@ DesignT = TypeVar("DesignT")
 
 @dataclass(frozen=True, slots=True)
 class ProbeContext:
-    """What a probe needs to make requests: the judge's fingerprint, the rubric, a seed."""
+    """What a probe needs to make requests: the judge's fingerprint, the rubric, a seed, and
+    whether the judge can write answers (``generates``, from its declared capabilities)."""
 
     judge: str
     rubric: Rubric
     seed: int = 0
     judge_name: str = ""
+    generates: bool = False
 
     def request(
         self, fields: Mapping[str, str], *, trial: int = 0, rubric: Rubric | None = None

@@ -119,6 +119,7 @@ def probe_context(probe: Probe, judge: Judge, rubric: Rubric, *, seed: int = 0) 
         rubric=rubric,
         seed=seed,
         judge_name=str(describe.get("model") or describe.get("name") or describe["backend"]),
+        generates=judge.capabilities.generates,
     )
 
 

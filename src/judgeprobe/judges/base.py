@@ -36,16 +36,20 @@ class BaseJudge:
     context_window: int | None = None
     in_process: bool = False
     """True for models run in this process (see :class:`InProcessJudge`): no call timeout."""
+    generates: bool = False
+    """True for backends that answer ``generation`` rubrics (a language model writes one)."""
 
     @property
     def capabilities(self) -> JudgeCapabilities:
-        """The declared :attr:`max_concurrency`, :attr:`batch_size`, :attr:`context_window`
-        and :attr:`in_process`, checked (a value out of range is a ``ConfigError``)."""
+        """The declared :attr:`max_concurrency`, :attr:`batch_size`, :attr:`context_window`,
+        :attr:`in_process` and :attr:`generates`, checked (a value out of range is a
+        ``ConfigError``)."""
         return JudgeCapabilities(
             max_concurrency=self.max_concurrency,
             batch_size=self.batch_size,
             context_window=self.context_window,
             in_process=self.in_process,
+            generates=self.generates,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -22,7 +22,9 @@ class CallableJudge(BaseJudge):
     A number is a score; a string is parsed against the request's rubric (unparseable when it holds
     no label); None is an unparseable answer; a :class:`Verdict` is taken as is. An exception in
     ``fn`` becomes an error verdict through the engine. ``name`` and ``version`` key the cache:
-    change ``version`` whenever the function's behaviour changes.
+    change ``version`` whenever the function's behaviour changes. ``generates`` declares that
+    ``fn`` also answers ``generation`` rubrics (returning the response as a :class:`Verdict`
+    whose ``raw_text`` is the text), so probes that need the judge to write answers can use it.
 
     Examples
     --------
@@ -42,6 +44,7 @@ class CallableJudge(BaseJudge):
         max_concurrency: int = 8,
         context_window: int | None = None,
         params: Mapping[str, Any] | None = None,
+        generates: bool = False,
     ) -> None:
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", type(fn).__name__)
@@ -49,6 +52,7 @@ class CallableJudge(BaseJudge):
         self.max_concurrency = max_concurrency
         self.context_window = context_window
         self.params = dict(params or {})
+        self.generates = generates
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -76,6 +76,7 @@ class LlamaJudge(InProcessJudge):
     backend = "llama.cpp"
     max_concurrency = 1
     batch_size = 8
+    generates = True
 
     def __init__(
         self,

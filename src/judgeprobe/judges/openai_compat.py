@@ -96,6 +96,7 @@ class OpenAIJudge(BaseJudge):
     """
 
     backend = "openai"
+    generates = True
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ from judgeprobe.probes.policy_invariance import PairwisePolicyInvarianceProbe, P
 from judgeprobe.probes.position import PositionProbe
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
 from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.probes.self_preference import SelfPreferenceProbe
 
 __all__ = [
     "AgreementProbe",
@@ -61,6 +62,7 @@ __all__ = [
     "ProbeKind",
     "ProbeResult",
     "RepetitionProbe",
+    "SelfPreferenceProbe",
     "Threshold",
     "VerbosityProbe",
     "Verdicts",
