@@ -201,6 +201,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "compare",
         "compare.build",
         "compare.render",
+        "compare.figure",
         "compare.runs",
         "compare.schema",
         "compare.units",

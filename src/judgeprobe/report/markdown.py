@@ -101,13 +101,17 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         if len(flagged) > FLAGGED_LISTED:
             lines.append(f"- ... and {len(flagged) - FLAGGED_LISTED} more in the appendix")
         lines.append("")
-    rest = [s["status"] for s in summary["statements"] if s["status"] in ("inconclusive", "n/a")]
-    if rest:
-        lines += [
-            f"{rest.count('inconclusive')} inconclusive (not counted as failures) and"
-            f" {rest.count('n/a')} not assessable findings are listed in the appendix.",
-            "",
-        ]
+    rest = [s["status"] for s in summary["statements"]]
+    said = [
+        f"{rest.count(status)} {words}"
+        for status, words in (
+            ("inconclusive", "inconclusive (not counted as failures)"),
+            ("n/a", "not assessable"),
+        )
+        if rest.count(status)
+    ]
+    if said:
+        lines += [f"{' and '.join(said)}: listed in the appendix.", ""]
     lines += [
         "## More",
         "",

@@ -82,8 +82,9 @@ def write_card(
             text = json.dumps(card, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         elif fmt == "md":
             text = render_markdown(card)
-            written["appendix"] = write_atomic(out / APPENDIX_FILE, render_appendix(card))
         else:
             text = render_html(card, figures=pngs, figure_errors=errors, overview=overview)
         written[fmt] = write_atomic(path, text)
+        if fmt == "md":
+            written["appendix"] = write_atomic(out / APPENDIX_FILE, render_appendix(card))
     return written
