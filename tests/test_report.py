@@ -910,6 +910,8 @@ def test_card_with_a_malformed_figure_is_still_written_and_says_why(tmp_path: Pa
     written = write_card(store, tmp_path / "card")
     assert "Figure could not be drawn" in written["html"].read_text("utf-8")
     assert sorted(p.name for p in written["figures"].iterdir()) == [
+        "overview.png",  # the overview of the gated findings
+        "overview.svg",
         "repetition-good.png",
         "repetition-good.svg",
     ]
