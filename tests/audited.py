@@ -144,3 +144,32 @@ def texts_result(untrusted: Sequence[str]) -> ProbeResult:
         notes=[pick("note") for _ in untrusted],
         usage={"requests": 40, "calls": 40, "ok": 40},
     )
+
+
+def with_evidence(
+    card: dict[str, Any], untrusted: Sequence[str], *, total: int = 37, shown: int = 3
+) -> dict[str, Any]:
+    """``card`` with evidence in the card's shape on every finding, its texts from ``untrusted``.
+
+    Each finding gets ``shown`` items of ``total``, each an excerpt and two verdicts (original
+    and edited) whose raw answers are ``untrusted`` strings too; the card is changed in place.
+    """
+    text = cycle(untrusted)
+    for probe in card["probes"]:
+        for index, finding in enumerate(probe["findings"]):
+            finding["evidence"] = {
+                "total": total,
+                "shown": shown,
+                "items": [
+                    {
+                        "item_id": f"{probe['name']}-{index}-item-{item}",
+                        "excerpt": next(text),
+                        "verdicts": [
+                            {"role": "original", "label": "safe", "score": 0.1, "raw": next(text)},
+                            {"role": "edited", "label": "unsafe", "score": 0.9, "raw": next(text)},
+                        ],
+                    }
+                    for item in range(shown)
+                ],
+            }
+    return card

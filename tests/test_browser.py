@@ -1,4 +1,5 @@
-"""The Judge Card in a real browser: hostile text runs no script; the page renders and prints.
+"""The Judge Card and the comparison in a real browser: hostile text runs no script (in the
+evidence's excerpts and raw answers too, folded or opened); the pages render, fold and print.
 
 Drives headless Chromium through chromedriver (Debian packages ``chromium`` and
 ``chromium-driver``). Script execution is detected through side effects that the hostile
@@ -23,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from audited import audited_store, hostile_store
+from audited import audited_store, hostile_store, with_evidence
+from judgeprobe.compare import compare_runs, write_comparison
 from judgeprobe.report import build_card, render_html, write_card
 
 pytestmark = pytest.mark.browser
@@ -98,7 +100,7 @@ def driver() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def hostile_html(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("hostile")
-    card = build_card(hostile_store(root, HOSTILE))
+    card = with_evidence(build_card(hostile_store(root, HOSTILE)), HOSTILE)
     return render_html(card)
 
 
@@ -153,9 +155,38 @@ def test_hostile_card_runs_no_script_and_still_renders(
     link_free = driver.find_elements("id", "pwn-link")
     assert link_free == []
     images = driver.execute_script(
-        "return Array.from(document.images).map(i => [i.naturalWidth, i.src.slice(0, 22)])"
+        "return Array.from(document.images).map(i => [i.naturalWidth, i.src.split(',')[0]])"
     )
-    assert images and all(w > 0 and src == "data:image/png;base64," for w, src in images)
+    assert images and all(w > 0 for w, _ in images), images
+    kinds = {src for _, src in images}
+    assert kinds == {"data:image/png;base64", "data:image/svg+xml;base64"}, kinds
+
+
+def test_opening_every_fold_of_a_hostile_card_runs_no_script_and_shows_the_evidence(
+    driver: Any, hostile_html: str, tmp_path: Path
+) -> None:
+    page = tmp_path / "card.html"
+    page.write_text(hostile_html, encoding="utf-8")
+    log = load(driver, page)
+    folds = driver.find_elements("css selector", "details")
+    kinds = {fold.get_attribute("class") for fold in folds}
+    assert kinds == {"slices", "evidence", "tables"}, kinds
+    assert not [fold for fold in folds if fold.get_attribute("open") is not None]
+    evidence = driver.find_element("css selector", "details.evidence")
+    raw = evidence.find_element("css selector", ".raw")
+    assert not raw.is_displayed()  # folded
+    for fold in folds:  # outer folds first: an evidence fold of a slice sits inside its fold
+        summary = fold.find_element("css selector", "summary")
+        driver.execute_script("arguments[0].scrollIntoView()", summary)
+        summary.click()
+        assert fold.get_attribute("open") is not None
+    assert raw.is_displayed() and raw.text
+    items = evidence.find_element("css selector", "table.evidence-items").text
+    for text in (HOSTILE[0], HOSTILE[1]):  # excerpts and raw answers, as text
+        assert text in driver.find_element("tag name", "body").text, text
+    assert "item-0" in items
+    log += driver.get_log("browser")
+    assert_inert(driver, log)
 
 
 def test_escaping_alone_stops_hostile_text_without_the_security_policy(
@@ -197,13 +228,31 @@ def demo_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
 def test_demo_card_shows_its_sections_and_a_non_blank_screenshot(
     driver: Any, demo_card: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
-    from matplotlib import image
-
     path, names = demo_card
     assert_no_errors = load(driver, path)
     assert not [e for e in assert_no_errors if e["level"] == "SEVERE"], assert_no_errors
     headings = [h.text for h in driver.find_elements("css selector", "h2")]
-    assert headings[:2] == ["Summary", "What was tested"]
+    assert headings[:3] == ["At a glance", "Summary", "What was tested"]
+    overview = driver.find_element("css selector", "#glance figure.overview img")
+    assert overview.is_displayed() and overview.size["width"] > 600
+    assert driver.execute_script("return arguments[0].naturalHeight", overview) > 100
+    verdict = driver.find_element("id", "verdict").text
+    said = r"(PASS|WARN|FAIL|INCONCLUSIVE) \1: of \d+ findings? with a threshold, "
+    assert re.match(said, verdict), verdict
+    top = driver.find_elements("css selector", "#top-findings li")
+    assert 1 <= len(top) <= 3 or driver.find_element("id", "top-findings").tag_name == "p"
+    for link in driver.find_elements("css selector", "#top-findings a"):
+        target = link.get_attribute("href").split("#")[1]
+        assert driver.find_elements("id", target), target
+    slices = driver.find_elements("css selector", "details.slices")
+    if slices:  # folded until clicked, then their rows show
+        row = slices[0].find_element("css selector", "tbody tr")
+        assert not row.is_displayed()
+        summary = slices[0].find_element("css selector", "summary")
+        driver.execute_script("arguments[0].scrollIntoView()", summary)
+        summary.click()
+        assert row.is_displayed()
+        summary.click()
     probes = driver.find_elements("css selector", "section.probe")
     assert probes, "the card has no probe section"
     probe_headings = [h for h in headings if h.startswith("Probe: ")]
@@ -212,14 +261,23 @@ def test_demo_card_shows_its_sections_and_a_non_blank_screenshot(
         assert any(h.startswith(f"Probe: {name} ") for h in probe_headings), name
     assert driver.find_element("id", "overall").text in ("PASS", "WARN", "FAIL", "n/a")
     height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1280, min(int(height), 8000))
-    shot = tmp_path / "card.png"
-    assert driver.save_screenshot(str(shot))
+    assert_screenshot(driver, tmp_path / "card.png", int(height))
+
+
+def assert_screenshot(driver: Any, shot: Path, height: int) -> None:
+    """A full-page screenshot of the open page is of a sane size, neither blank nor uniform."""
+    from matplotlib import image
+
+    driver.set_window_size(1280, min(height, 8000))
+    try:
+        assert driver.save_screenshot(str(shot))
+    finally:
+        driver.set_window_size(1280, 1000)
     pixels = image.imread(str(shot))[..., :3]
+    assert pixels.shape[1] >= 1000 and pixels.shape[0] >= 400, pixels.shape
     colours = {tuple(p) for p in pixels[::7, ::7].reshape(-1, 3).round(2).tolist()}
     assert len(colours) > 50, "the screenshot is nearly uniform"
     assert (pixels < 0.9).any(axis=-1).mean() > 0.02, "the screenshot is nearly blank"
-    driver.set_window_size(1280, 1000)
 
 
 def test_card_prints_with_one_probe_per_page_and_nothing_cut_off(
@@ -240,6 +298,45 @@ def test_card_prints_with_one_probe_per_page_and_nothing_cut_off(
                     style("pre").overflow, style("nav").display];
             """
         )
+        folded = driver.execute_script(  # a folded part prints open
+            """
+            const rows = document.querySelectorAll("details:not([open]) tbody tr");
+            return [rows.length, Array.from(rows).filter(r => r.offsetHeight > 0).length];
+            """
+        )
     finally:
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
     assert styles == ["page", "none", "visible", "none"]
+    assert folded[0] > 0 and folded[1] == folded[0], folded
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The comparison page of two runs, with hostile text in what it shows of them."""
+    root = tmp_path_factory.mktemp("compare")
+    runs = [audited_store(root / name) for name in ("old", "new")]
+    document = compare_runs(runs, n_resamples=200)
+    document["runs"][1]["judge"]["model"] = HOSTILE[0]
+    document["runs"][1]["source"] = HOSTILE[1]
+    document["checks"]["notes"] = [HOSTILE[3], HOSTILE[6]]
+    return write_comparison(document, root / "out")["html"]
+
+
+def test_comparison_shows_its_sections_runs_no_script_and_prints(
+    driver: Any, comparison: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.print_page_options import PrintOptions
+
+    log = load(driver, comparison)
+    assert not pwned(driver) and driver.title == "Judge comparison"
+    assert driver.find_elements("css selector", ACTIVE_ELEMENTS) == []
+    messages = [entry["message"] for entry in log]
+    assert not [m for m in messages if "pwned" in m or "Refused to" in m], messages
+    headings = [h.text for h in driver.find_elements("css selector", "h2")]
+    assert headings[0] == "Runs" and len(headings) == 2 and " against " in headings[1]
+    body = driver.find_element("tag name", "body").text
+    assert HOSTILE[0] in body and HOSTILE[6] in body
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    assert_screenshot(driver, tmp_path / "compare.png", int(height))
+    pdf = base64.b64decode(driver.print_page(PrintOptions()))
+    assert pdf.startswith(b"%PDF") and re.search(rb"/Type\s*/Page[^s]", pdf)

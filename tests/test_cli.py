@@ -357,7 +357,7 @@ def test_rows_left_out_of_the_data_are_kept_in_the_store_and_listed_in_the_card(
     card = json.loads((tmp_path / "out" / "card.json").read_text())
     assert card["tested"]["data"]["skipped"] == 3
     assert card["tested"]["skipped_rows"] == {"count": 3, "rows": stored, "left_out": 0}
-    markdown = (tmp_path / "out" / "card.md").read_text()
+    markdown = (tmp_path / "out" / "card-appendix.md").read_text()
     assert "### Rows left out of the data" in markdown
     assert "3 data rows could not be loaded and were left out:" in markdown
     assert r"| bad | bad.csv | 4 |  | has 5 fields but the header has 4 \(line 5\) |" in markdown

@@ -559,3 +559,24 @@ def test_policy_invariance_flips_are_paired_by_item(tmp_path: Path) -> None:
     for d in (delta, variant, syntax):
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_page_shows_the_gated_differences_as_a_figure_and_folds_the_others(
+    stores: dict[str, Path],
+) -> None:
+    from judgeprobe.compare.figure import differences_svg
+    from judgeprobe.compare.render import render_html
+
+    document = compare_runs([stores["steady"], stores["drifting"]])
+    (comparison,) = document["comparisons"]
+    svg = differences_svg(comparison)
+    assert svg is not None and b"<svg" in svg and b"<script" not in svg
+    html = render_html(document)
+    assert html.count('<img src="data:image/svg+xml;base64,') == 1
+    shown, folded = html.split('<details class="information">')
+    gated = sum(d["gated"] for d in comparison["differences"])
+    assert shown.count(" (gated)</td>") == gated > 0
+    assert " (gated)</td>" not in folded
+    others = len(comparison["differences"]) - gated
+    assert folded.count("<tr class=") == others > 0
+    assert '<p id="verdict">' in html

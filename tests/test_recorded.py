@@ -103,7 +103,8 @@ def test_a_recorded_audit_runs_with_zero_calls_and_the_card_names_the_file(tmp_p
     outcome = run_audit(config, progress=False)
     card = (tmp_path / "out" / "card.md").read_text()
     assert card.startswith("# Judge Card: recorded:verdicts.jsonl")
-    assert "recorded: unknown\\_ids | 1" in card
+    appendix = (tmp_path / "out" / "card-appendix.md").read_text()
+    assert "recorded: unknown\\_ids | 1" in appendix
     result = json.loads((tmp_path / "out" / "card.json").read_text())
     assert result["tested"]["judge"]["backend"] == "recorded"
     assert outcome.complete

@@ -447,8 +447,12 @@ def test_the_card_names_the_recorded_file_its_format_and_rows(tmp_path: Path) ->
         "format": "pyrit",
         "file": "scores.jsonl",
     }
-    markdown = (tmp_path / "out" / "card.md").read_text()
-    assert markdown.startswith("# Judge Card: recorded:scores.jsonl\n")
+    assert (
+        (tmp_path / "out" / "card.md")
+        .read_text()
+        .startswith("# Judge Card: recorded:scores.jsonl\n")
+    )
+    markdown = (tmp_path / "out" / "card-appendix.md").read_text()
     for row in (
         "| model | recorded:scores.jsonl |",
         "| recorded: format | pyrit |",

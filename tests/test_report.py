@@ -37,6 +37,7 @@ from judgeprobe.report import (
 )
 from judgeprobe.report.figures import FigureDataError, draw_figure, figure_bytes
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY
+from judgeprobe.report.markdown import render_appendix
 from judgeprobe.report.redact import REDACTED, redact
 from judgeprobe.report.text import WORD_JOINER
 from judgeprobe.stats.result import ConfidenceInterval, Estimate, TestResult
@@ -83,7 +84,8 @@ def example_files(example: Path, tmp_path_factory: pytest.TempPathFactory) -> di
 def hostile_texts(hostile: Path) -> dict[str, str]:
     """The hostile card as JSON, Markdown and HTML text."""
     card = build_card(hostile)
-    return {"json": json.dumps(card), "md": render_markdown(card), "html": render_html(card)}
+    markdown = render_markdown(card) + "\n" + render_appendix(card)
+    return {"json": json.dumps(card), "md": markdown, "html": render_html(card)}
 
 
 def estimate(value: float, low: float, high: float, n: int = 100) -> Estimate:
@@ -391,7 +393,7 @@ def test_undefined_estimate_is_not_assessable_never_a_pass(tmp_path: Path) -> No
     assert finding["sentence"] == "Flip rate: not assessable, n=0 (no items)"
     assert (finding["reason"], finding["ci"]["method"]) == ("no items", "")
     assert "1 could not be assessed" in card["summary"]["headline"]
-    assert "| \\[n/a, n/a\\] \\(95% no items\\) |" in render_markdown(card)
+    assert "| \\[n/a, n/a\\] \\(95% no items\\) |" in render_appendix(card)
 
 
 def test_findings_a_probe_could_not_assess_give_the_probe_s_reason(example: Path) -> None:
@@ -511,6 +513,7 @@ def test_card_is_rebuilt_identically_from_the_store_alone(
     assert rebuilt == json.loads(example_files["json"].read_text("utf-8"))
     assert rebuilt == build_card(example)
     assert render_markdown(rebuilt) == example_files["md"].read_text("utf-8")
+    assert render_appendix(rebuilt) == example_files["appendix"].read_text("utf-8")
 
 
 def test_store_run_reader_returns_times_status_and_config(example: Path) -> None:
@@ -552,7 +555,7 @@ def test_a_store_of_schema_1_opens_migrated_and_its_card_lists_no_rows_left_out(
     card = build_card(path)
     assert card["tested"]["skipped_rows"] == {"count": 0, "rows": [], "left_out": 0}
     validate_card(card)
-    assert "Rows left out" not in render_markdown(card)
+    assert "Rows left out" not in render_markdown(card) + render_appendix(card)
     assert "skipped-rows" not in render_html(card)
     with RunStore(path) as store:
         assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
@@ -596,7 +599,7 @@ def test_the_card_lists_the_rows_left_out_and_caps_the_list_with_a_count(tmp_pat
         "column": "label",
         "reason": reason,
     }
-    markdown = render_markdown(card)
+    markdown = render_appendix(card)
     assert "250 data rows could not be loaded and were left out:" in markdown
     assert "(230 more in the card's JSON and the run store)" in markdown
     assert "<script>" not in markdown
@@ -668,12 +671,13 @@ def test_escape_markdown_truncates_and_says_how_much_is_left_out() -> None:
     assert escape_markdown("x" * 50, max_len=10) == "x" * 10 + "… \\[+40 characters\\]"
 
 
-def test_markdown_has_summary_what_was_tested_and_each_probe(example: Path) -> None:
-    text = render_markdown(build_card(example))
+def test_markdown_appendix_has_summary_what_was_tested_and_each_probe(example: Path) -> None:
+    text = render_appendix(build_card(example))
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Summary", "## What was tested"]
+    assert headings[2:] == ["## Probe: repetition", "## Calls and tokens"]
     # its two warns (n=12 each) do not survive the adjustment across the run's 8 gated findings
-    assert headings[2:] == ["## Probe: repetition (invariance) — PASS", "## Calls and tokens"]
+    assert "## Probe: repetition\n\n**PASS** (invariance)\n" in text
     assert (
         "![Scores S\\(P,R\\*l\\) by repetition count l](figures/repetition-repetition-response.png)"
         in text
@@ -688,9 +692,11 @@ def test_markdown_of_hostile_card_has_no_html_link_or_image_from_data(
     html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
     parsed = elements(html)
     tags = {tag for tag, _ in parsed.tags}
-    assert not tags & {"script", "iframe", "svg", "a", "meta", "style"}
+    assert not tags & {"script", "iframe", "svg", "meta", "style"}
     for tag, attrs in parsed.tags:
         assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
+        if tag == "a":  # only the card's own links, between card.md and its appendix
+            assert re.fullmatch(CARD_LINK, attrs["href"] or ""), attrs
         if tag == "img":
             assert re.fullmatch(r"figures/[a-z0-9-]+\.png", attrs["src"] or ""), attrs
     rendered = "".join(parsed.text)
@@ -698,6 +704,8 @@ def test_markdown_of_hostile_card_has_no_html_link_or_image_from_data(
     assert "[click me](javascript:window.__pwned=6)" in rendered
 
 
+CARD_LINK = r"card\.md|card-appendix\.md(#probe-[a-z0-9_-]+)?"
+"""The links the Markdown card makes itself (from card.md to its appendix and back)."""
 LINKY = [
     "see https://evil.example/a?b=c now",
     "http://evil.example",
@@ -739,10 +747,12 @@ def test_markdown_of_a_card_with_urls_and_addresses_has_no_link_on_github(
     from cmarkgfm.cmark import Options
 
     store = hostile_store(tmp_path, LINKY)
-    text = render_markdown(build_card(store))
+    card = build_card(store)
+    text = render_markdown(card) + "\n" + render_appendix(card)
     html = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
     parsed = elements(html)
-    assert "a" not in {tag for tag, _ in parsed.tags}, re.findall(r"<a [^>]*>", html)[:5]
+    links = [attrs["href"] for tag, attrs in parsed.tags if tag == "a"]
+    assert all(re.fullmatch(CARD_LINK, link or "") for link in links), links
     for tag, attrs in parsed.tags:
         if tag == "img":  # only the card's own figures
             assert re.fullmatch(r"figures/[a-z0-9-]+\.png", attrs["src"] or ""), attrs
@@ -769,14 +779,15 @@ def test_html_escapes_hostile_text_so_no_markup_comes_from_data(
     allowed = {"html", "head", "meta", "title", "style", "body", "header", "h1", "p", "span",
                "code", "nav", "a", "main", "section", "h2", "table", "thead", "tr", "th", "tbody",
                "td", "h3", "ul", "li", "strong", "em", "pre", "figure", "img", "figcaption",
-               "footer"}  # fmt: skip
+               "footer", "details", "summary", "ol", "br"}  # fmt: skip
     assert {tag for tag, _ in parsed.tags} <= allowed
     for tag, attrs in parsed.tags:
         assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
         if tag == "a":
             assert (attrs.get("href") or "").startswith("#"), attrs
         if tag == "img":
-            assert (attrs.get("src") or "").startswith("data:image/png;base64,"), tag
+            src = attrs.get("src") or ""
+            assert src.startswith(("data:image/png;base64,", "data:image/svg+xml;base64,")), tag
         if tag == "meta" and "http-equiv" in attrs:
             assert attrs["http-equiv"] == "Content-Security-Policy"
     text = "".join(parsed.text)
@@ -899,6 +910,8 @@ def test_card_with_a_malformed_figure_is_still_written_and_says_why(tmp_path: Pa
     written = write_card(store, tmp_path / "card")
     assert "Figure could not be drawn" in written["html"].read_text("utf-8")
     assert sorted(p.name for p in written["figures"].iterdir()) == [
+        "overview.png",  # the overview of the gated findings
+        "overview.svg",
         "repetition-good.png",
         "repetition-good.svg",
     ]
@@ -907,7 +920,7 @@ def test_card_with_a_malformed_figure_is_still_written_and_says_why(tmp_path: Pa
 def test_write_card_writes_every_format_and_a_png_and_svg_per_figure(
     example: Path, example_files: dict[str, Path]
 ) -> None:
-    assert sorted(example_files) == ["figures", "html", "json", "md"]
+    assert sorted(example_files) == ["appendix", "figures", "html", "json", "md"]
     card = json.loads(example_files["json"].read_text("utf-8"))
     assert card == build_card(example)
     stems = [f["file"] for p in card["probes"] for f in p["figures"]]
@@ -921,8 +934,12 @@ def test_write_card_writes_every_format_and_a_png_and_svg_per_figure(
 def test_write_card_writes_only_the_formats_asked_for(tmp_path: Path) -> None:
     store = store_with(tmp_path / "s.sqlite", [probe([flip(0.02, 0.0, 0.04)])])
     written = write_card(store, tmp_path / "card", formats=("md",))
-    assert sorted(written) == ["md"]
-    assert [p.name for p in (tmp_path / "card").iterdir()] == ["card.md"]
+    assert sorted(written) == ["appendix", "figures", "md"]  # the figures: the overview's
+    assert sorted(p.name for p in (tmp_path / "card").iterdir()) == [
+        "card-appendix.md",
+        "card.md",
+        "figures",
+    ]
     with pytest.raises(ConfigError, match="formats"):
         write_card(store, tmp_path / "card", formats=("pdf",))
 
@@ -1016,9 +1033,10 @@ def test_card_reports_inconclusive_findings_apart_and_never_as_failures(tmp_path
         "PASS: 0 of 1 checks fail, 1 pass; 1 inconclusive"
     )
     assert exit_code(card, fail_on="fail") == exit_code(card, fail_on="warn") == 0
-    markdown = render_markdown(card)
+    markdown = render_appendix(card)
     assert "**Inconclusive (not counted as failures)**" in markdown
     assert "INCONCLUSIVE" in markdown
+    assert "1 inconclusive (not counted as failures)" in render_markdown(card)
 
 
 def test_gate_passes_a_card_whose_only_headline_findings_are_inconclusive(tmp_path: Path) -> None:

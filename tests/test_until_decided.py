@@ -223,7 +223,7 @@ def test_a_planted_effect_fails_and_the_card_shows_the_rounds(tmp_path: Path) ->
     assert card["card_version"] == "1.6"
     assert card["rounds"]["rounds"] == outcome.rounds["rounds"]
     assert card["rounds"]["stopped"] == "decided"
-    markdown = outcome.card_paths["md"].read_text(encoding="utf-8")
+    markdown = outcome.card_paths["appendix"].read_text(encoding="utf-8")
     assert "## Rounds" in markdown and "| round | items | new calls | level |" in markdown
     html = outcome.card_paths["html"].read_text(encoding="utf-8")
     assert 'id="rounds"' in html

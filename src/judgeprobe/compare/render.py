@@ -8,12 +8,14 @@ autoescaping on and nothing marked safe, under the card's Content-Security-Polic
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 import jinja2
 
+from judgeprobe.compare.figure import differences_svg
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY, page_environment
 from judgeprobe.report.text import display_text, escape_markdown, fmt_number
 
@@ -100,11 +102,18 @@ def render_markdown(document: Mapping[str, Any]) -> str:
 
 
 def render_html(document: Mapping[str, Any]) -> str:
-    """The comparison as a self-contained HTML document."""
+    """The comparison as a self-contained HTML document: per candidate, the figure of its gated
+    differences (an SVG ``data:`` image), their table, and the other differences folded."""
+    figures = []
+    for comparison in document["comparisons"]:
+        svg = differences_svg(comparison)
+        figures.append(
+            None if svg is None else "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+        )
     return (
         _environment()
         .get_template("compare.html.j2")
-        .render(doc=document, csp=CONTENT_SECURITY_POLICY)
+        .render(doc=document, csp=CONTENT_SECURITY_POLICY, figures=figures)
     )
 
 

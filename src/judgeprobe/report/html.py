@@ -16,7 +16,10 @@ from typing import Any
 
 import jinja2
 
+from judgeprobe.report.evidence_view import EvidenceView, evidence_view
 from judgeprobe.report.figures import FigureDataError, figure_bytes, figure_stem
+from judgeprobe.report.overview import finding_index, top_findings, verdict_sentence
+from judgeprobe.report.overview_figure import OVERVIEW_STEM, overview_bytes
 from judgeprobe.report.rounds import ROUND_COLUMNS, round_rows, rounds_sentence
 from judgeprobe.report.text import clean_block, display_text, fmt_number, humanize, slug
 from judgeprobe.report.view import (
@@ -56,6 +59,7 @@ def render_html(
     *,
     figures: Mapping[str, bytes] | None = None,
     figure_errors: Mapping[str, str] | None = None,
+    overview: bytes | None = None,
 ) -> str:
     """The card as a self-contained HTML document.
 
@@ -68,6 +72,9 @@ def render_html(
         returns them); None draws every figure here.
     figure_errors
         Why a figure could not be drawn, by file stem (shown in its place).
+    overview
+        The overview figure's SVG bytes (as :func:`~judgeprobe.report.overview_figure.
+        overview_bytes` draws them); None draws it here when ``figures`` is None too.
     """
     pngs = dict(figures or {})
     errors = dict(figure_errors or {})
@@ -79,6 +86,8 @@ def render_html(
                     pngs[stem] = figure_bytes(spec, "png")
                 except FigureDataError as exc:
                     errors[stem] = str(exc)
+    if overview is None and figures is None:
+        overview = overview_bytes(card, "svg")
     images = {
         stem: "data:image/png;base64," + base64.b64encode(content).decode("ascii")
         for stem, content in pngs.items()
@@ -90,6 +99,12 @@ def render_html(
             card=card,
             images=images,
             figure_errors=errors,
+            overview=(
+                None
+                if overview is None
+                else "data:image/svg+xml;base64," + base64.b64encode(overview).decode("ascii")
+            ),
+            overview_stem=OVERVIEW_STEM,
             csp=CONTENT_SECURITY_POLICY,
             status_words=STATUS_WORDS,
             usage_rows=USAGE_ROWS,
@@ -140,8 +155,40 @@ def _environment() -> jinja2.Environment:
         engine_rows=engine_rows,
         skipped_rows=skipped_rows,
         skipped_columns=SKIPPED_COLUMNS,
+        finding_rows=finding_rows,
+        top_entries=top_entries,
+        verdict_sentence=verdict_sentence,
     )
     return env
+
+
+def finding_anchor(probe: Mapping[str, Any], index: int) -> str:
+    """The HTML id of finding ``index`` of ``probe``: its row in the probe's table."""
+    return f"{slug(str(probe['id']))}-finding-{index + 1}"
+
+
+def finding_rows(
+    probe: Mapping[str, Any], headline: bool
+) -> list[tuple[str, Mapping[str, Any], EvidenceView | None]]:
+    """(anchor, finding, evidence) of ``probe``'s gated findings, or of the others (its slices)."""
+    return [
+        (finding_anchor(probe, index), finding, evidence_view(finding))
+        for index, finding in enumerate(probe["findings"])
+        if bool(finding.get("headline")) == headline
+    ]
+
+
+def top_entries(card: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The findings that matter most, each with its probe, its row's anchor and its evidence."""
+    return [
+        {
+            "probe": probe,
+            "finding": finding,
+            "anchor": finding_anchor(probe, finding_index(probe, finding)),
+            "evidence": evidence_view(finding),
+        }
+        for probe, finding in top_findings(card)
+    ]
 
 
 def _text(value: Any, max_len: int | None = CELL_LENGTH) -> str:

@@ -1,4 +1,9 @@
-"""The Judge Card as Markdown (CommonMark with GitHub tables).
+"""The Judge Card as Markdown (CommonMark with GitHub tables): a short card and its appendix.
+
+``card.md`` (:func:`render_markdown`) reads at a glance: the overview figure, the verdict in one
+sentence, the findings that matter most, one line per probe, what fails or warns, and links.
+Everything else, what was tested and every probe's full findings, slices, evidence, tables and
+calls, is in ``card-appendix.md`` (:func:`render_appendix`) beside it.
 
 Every value taken from the card goes through :func:`escape_markdown` (or into a fenced code
 block sized to its content), so dataset and model text shows as text: no link, image or HTML can
@@ -10,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from judgeprobe.report.evidence_view import evidence_view
 from judgeprobe.report.figures import figure_stem
+from judgeprobe.report.overview import gated_findings, top_findings, verdict_sentence
+from judgeprobe.report.overview_figure import OVERVIEW_STEM
 from judgeprobe.report.rounds import ROUND_COLUMNS, round_rows, rounds_sentence
 from judgeprobe.report.text import escape_markdown, fenced, fmt_number, humanize
 from judgeprobe.report.view import (
@@ -35,26 +43,121 @@ SENTENCE_LENGTH = 400
 NOTE_LENGTH = 600
 
 
+FLAGGED_LISTED = 10
+"""Failing and warning findings the short card lists (the appendix lists them all)."""
+APPENDIX_FILE = "card-appendix.md"
+"""The appendix's file name, beside ``card.md`` (the card links to it)."""
+
+
 def render_markdown(card: Mapping[str, Any]) -> str:
-    """The card as a Markdown document; figures are linked at ``<figure file>.png``."""
+    """The short card as a Markdown document: summary, headline findings, links to the rest."""
     run = card["run"]
     summary = card["summary"]
-    lines = [
-        f"# {_e(card['title'])}",
+    lines = [f"# {_e(card['title'])}", "", _meta(card), ""]
+    if gated_findings(card):
+        lines += [f"![Every gated finding against its thresholds]({OVERVIEW_STEM}.png)", ""]
+    lines += [f"**Verdict:** {_e(verdict_sentence(card), None)}", ""]
+    lines += [_e(summary["headline"], None), ""]
+    lines += ["## The findings that matter most", ""]
+    top = top_findings(card)
+    for number, (probe, finding) in enumerate(top, 1):
+        evidence = evidence_view(finding)
+        seen = f" (evidence: {evidence.summary})" if evidence is not None else ""
+        lines.append(
+            f"{number}. {STATUS_WORDS[finding['status']]} {_e(probe['name'])}: "
+            f"{_e(finding['sentence'], SENTENCE_LENGTH)}{_e(seen)}"
+        )
+    lines += [""] if top else ["No gated finding fails, warns or is undecided.", ""]
+    lines += [
+        "Most important first: decided fails, the one whose confidence interval clears its"
+        " threshold by the widest margin first; then warns, the same way; then inconclusive"
+        " findings, the one nearest to being decided first.",
         "",
-        f"**Overall: {STATUS_WORDS[summary['overall']]}** · run {run['id']} · {_e(run['state'])}"
-        f" · started {_e(run['started_at'])} · card version {_e(card['card_version'])}",
+        "## Probes",
         "",
     ]
-    lines += _summary(summary)
+    lines += _table(
+        ("Probe", "Kind", "Verdict", "Evidence (worst headline finding)", "Details"),
+        [
+            (
+                p["name"],
+                p["kind"],
+                STATUS_WORDS[p["status"]],
+                p["sentence"],
+                f"[appendix]({APPENDIX_FILE}#{_heading_anchor(_probe_heading(p['name']))})",
+            )
+            for p in summary["probes"]
+        ],
+        max_len=SENTENCE_LENGTH,
+        raw_last=True,
+    )
+    flagged = [s for s in summary["statements"] if s["status"] in ("fail", "warn")]
+    if flagged:
+        lines += ["**What fails or warns**", ""]
+        lines += [
+            f"- {STATUS_WORDS[s['status']]} {_e(s['probe'])}: {_e(s['sentence'], SENTENCE_LENGTH)}"
+            for s in flagged[:FLAGGED_LISTED]
+        ]
+        if len(flagged) > FLAGGED_LISTED:
+            lines.append(f"- ... and {len(flagged) - FLAGGED_LISTED} more in the appendix")
+        lines.append("")
+    rest = [s["status"] for s in summary["statements"]]
+    said = [
+        f"{rest.count(status)} {words}"
+        for status, words in (
+            ("inconclusive", "inconclusive (not counted as failures)"),
+            ("n/a", "not assessable"),
+        )
+        if rest.count(status)
+    ]
+    if said:
+        lines += [f"{' and '.join(said)}: listed in the appendix.", ""]
+    lines += [
+        "## More",
+        "",
+        f"- [The appendix]({APPENDIX_FILE}): what was tested, every finding with its slices and"
+        " evidence, the probes' tables, calls and tokens.",
+        "- card.html: the same card as one page, every part folded under its heading;"
+        " card.json: all of it as data.",
+        "",
+    ]
+    lines += _footer(card, run)
+    return "\n".join(lines)
+
+
+def render_appendix(card: Mapping[str, Any]) -> str:
+    """The card's appendix as Markdown: everything the short card leaves out, in full tables."""
+    lines = [
+        f"# Appendix: {_e(card['title'])}",
+        "",
+        _meta(card),
+        "",
+        "The short card is [card.md](card.md); this appendix holds the full tables.",
+        "",
+    ]
+    lines += _summary(card["summary"])
     lines += _tested(card["tested"])
     for probe in card["probes"]:
         lines += _probe(probe)
     if card.get("rounds"):
         lines += _rounds(card["rounds"])
     lines += _usage(card["usage"])
+    lines += _footer(card, card["run"])
+    return "\n".join(lines)
+
+
+def _meta(card: Mapping[str, Any]) -> str:
+    run = card["run"]
+    return (
+        f"**Overall: {STATUS_WORDS[card['summary']['overall']]}** · run {run['id']} · "
+        f"{_e(run['state'])} · started {_e(run['started_at'])} · card version "
+        f"{_e(card['card_version'])}"
+    )
+
+
+def _footer(card: Mapping[str, Any], run: Mapping[str, Any]) -> list[str]:
     generator = card["generator"]
-    lines += [
+    return [
         "---",
         "",
         f"Rendered by {_e(generator['tool'])} {_e(generator['version'])} from run store "
@@ -62,7 +165,16 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         "the card's JSON holds it in full.",
         "",
     ]
-    return "\n".join(lines)
+
+
+def _probe_heading(name: str) -> str:
+    return f"Probe: {name}"
+
+
+def _heading_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    kept = "".join(c for c in heading.lower() if c.isascii() and (c.isalnum() or c in " _-"))
+    return kept.replace(" ", "-")
 
 
 def _summary(summary: Mapping[str, Any]) -> list[str]:
@@ -192,7 +304,8 @@ def _skipped(tested: Mapping[str, Any]) -> list[str]:
 
 def _probe(probe: Mapping[str, Any]) -> list[str]:
     status = STATUS_WORDS[probe["status"]]
-    lines = [f"## Probe: {_e(probe['name'])} ({_e(probe['kind'])}) — {status}", ""]
+    lines = [f"## {_e(_probe_heading(probe['name']))}", ""]
+    lines += [f"**{status}** ({_e(probe['kind'])})", ""]
     if probe["question"]:
         lines += [f"*{_e(probe['question'])}*", ""]
     if probe["params"]:
@@ -216,6 +329,8 @@ def _probe(probe: Mapping[str, Any]) -> list[str]:
     if described:
         lines += [f"- {_e(humanize(n))}: {_e(d, SENTENCE_LENGTH)}" for n, d in described]
         lines.append("")
+    for finding in probe["findings"]:
+        lines += _evidence(finding)
     for figure in probe["figures"]:
         stem = figure_stem(figure)
         if stem is not None:
@@ -236,6 +351,35 @@ def _probe(probe: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _evidence(finding: Mapping[str, Any]) -> list[str]:
+    """The items behind ``finding`` as a table (nothing when it keeps none)."""
+    evidence = evidence_view(finding)
+    if evidence is None or not evidence.items:
+        return []
+    labels = labels_text(finding["labels"])
+    title = humanize(finding["name"]) + (f" ({labels})" if labels else "")
+    lines = [f"Evidence for {_e(title)}: {_e(evidence.summary)}", ""]
+    lines += _table(
+        ("Item", "Text (excerpt)", "Verdicts", "Raw answers"),
+        [
+            (
+                item.item_id,
+                item.excerpt,
+                "; ".join(
+                    f"{v.role}: {v.label or 'no label'}" + (f" ({v.score})" if v.score else "")
+                    for v in item.verdicts
+                ),
+                "; ".join(f"{v.role}: {v.raw}" for v in item.verdicts if v.raw),
+            )
+            for item in evidence.items
+        ],
+        max_len=SENTENCE_LENGTH,
+    )
+    if evidence.rest:
+        lines += [f"({evidence.rest} more behind this finding, not kept in the card)", ""]
+    return lines
+
+
 def _rounds(rounds: Mapping[str, Any]) -> list[str]:
     lines = ["## Rounds", "", _e(rounds_sentence(rounds), NOTE_LENGTH), ""]
     return lines + _table([label for _, label in ROUND_COLUMNS], round_rows(rounds))
@@ -253,15 +397,22 @@ def _usage(usage: Mapping[str, Any]) -> list[str]:
 
 
 def _table(
-    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, max_len: int = CELL_LENGTH
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    max_len: int = CELL_LENGTH,
+    raw_last: bool = False,
 ) -> list[str]:
+    """A GitHub table; ``raw_last``: the last column is Markdown made here (a link), not data."""
     if not rows:
         return ["(none)", ""]
     out = [
         "| " + " | ".join(_e(h) for h in headers) + " |",
         "|" + "|".join("---" for _ in headers) + "|",
     ]
-    out += ["| " + " | ".join(_cell(c, max_len) for c in row) + " |" for row in rows]
+    for row in rows:
+        cells = [_cell(c, max_len) for c in (row[:-1] if raw_last else row)]
+        out.append("| " + " | ".join([*cells, *([str(row[-1])] if raw_last else [])]) + " |")
     return [*out, ""]
 
 

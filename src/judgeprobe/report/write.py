@@ -1,4 +1,5 @@
-"""Writing a Judge Card to disk: ``card.json``, ``card.md``, ``card.html`` and ``figures/``."""
+"""Writing a Judge Card to disk: ``card.json``, ``card.md`` with ``card-appendix.md``,
+``card.html`` and ``figures/`` (the probes' figures and the overview of the gated findings)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.report.card import build_card
 from judgeprobe.report.figures import write_figures
 from judgeprobe.report.html import render_html
-from judgeprobe.report.markdown import render_markdown
+from judgeprobe.report.markdown import APPENDIX_FILE, render_appendix, render_markdown
+from judgeprobe.report.overview_figure import OVERVIEW_STEM, overview_bytes
 from judgeprobe.report.schema import validate_card
 
 FORMATS = ("json", "md", "html")
@@ -29,10 +31,12 @@ def write_card(
 ) -> dict[str, Path]:
     """Build the card of a run store and write it in ``formats``; no judge is called.
 
-    Figures are written as ``figures/<probe>-<figure>.png`` and ``.svg`` next to the card files
-    (the HTML embeds the PNGs, so ``card.html`` stands alone). Every file is replaced atomically
-    (written to a temporary file in the same folder, then renamed over the old one), so a reader
-    or a concurrent re-render never sees a half-written card.
+    Figures are written as ``figures/<probe>-<figure>.png`` and ``.svg`` next to the card files,
+    and the overview of every gated finding as ``figures/overview.svg`` and ``.png`` (the HTML
+    embeds them, so ``card.html`` stands alone). The Markdown card is short; ``md`` also writes
+    its full tables to ``card-appendix.md`` beside it, which the card links to. Every file is
+    replaced atomically (written to a temporary file in the same folder, then renamed over the
+    old one), so a reader or a concurrent re-render never sees a half-written card.
 
     Parameters
     ----------
@@ -48,8 +52,8 @@ def write_card(
     Returns
     -------
     dict
-        The path written for each format, plus ``"figures"`` (the figure directory) when the
-        card has figures.
+        The path written for each format, plus ``"appendix"`` (with ``md``) and ``"figures"``
+        (the figure directory) when the card has figures.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -64,8 +68,13 @@ def write_card(
     except OSError as exc:
         raise ConfigError(f"{out}: cannot create the card folder ({exc.strerror})") from exc
     pngs, errors = write_figures(card, out)
+    overview = overview_bytes(card, "svg")
     written: dict[str, Path] = {}
-    if pngs:
+    if overview is not None:
+        (out / "figures").mkdir(exist_ok=True)
+        write_atomic(out / f"{OVERVIEW_STEM}.svg", overview)
+        write_atomic(out / f"{OVERVIEW_STEM}.png", overview_bytes(card, "png") or b"")
+    if pngs or overview is not None:
         written["figures"] = out / "figures"
     for fmt in dict.fromkeys(formats):
         path = out / FILE_NAMES[fmt]
@@ -74,6 +83,8 @@ def write_card(
         elif fmt == "md":
             text = render_markdown(card)
         else:
-            text = render_html(card, figures=pngs, figure_errors=errors)
+            text = render_html(card, figures=pngs, figure_errors=errors, overview=overview)
         written[fmt] = write_atomic(path, text)
+        if fmt == "md":
+            written["appendix"] = write_atomic(out / APPENDIX_FILE, render_appendix(card))
     return written

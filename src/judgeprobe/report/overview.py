@@ -1,0 +1,127 @@
+"""The card at a glance: the verdict in one sentence and the findings that matter most.
+
+Both renderers open the card with the same three things: the overview figure of every gated
+finding (:mod:`~judgeprobe.report.overview_figure`), :func:`verdict_sentence`, and the
+:func:`top_findings`. They read the statuses the audit stored; nothing here decides one.
+
+Which findings *matter most* (:func:`top_findings`), in order:
+
+1. decided fails, the one whose CI clears its fail threshold by the widest margin first;
+2. then warns, by how far the CI clears the warn threshold;
+3. then inconclusive findings, the one nearest to being decided first (the smallest
+   ``needed_n``, the rough count of further items that would likely decide it; one without it
+   last).
+
+A margin is the distance from the CI's nearer end to the threshold, in units of the gap between
+the finding's warn and fail thresholds (in the finding's own units when it has only one), so a
+flip rate and a kappa compare on one scale. Passes, information and findings that could not be
+assessed are never among them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from judgeprobe.report.statuses import kind_rank
+
+TOP_COUNT = 3
+_RANK = {"fail": 0, "warn": 1, "inconclusive": 2}
+
+
+def gated_findings(card: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Every (probe, finding) with a threshold, grouped by probe kind in the card's order."""
+    pairs = [
+        (probe, finding)
+        for probe in card["probes"]
+        for finding in probe["findings"]
+        if finding.get("headline")
+    ]
+    return sorted(pairs, key=lambda pair: kind_rank(str(pair[0]["kind"])))
+
+
+def margin(finding: Mapping[str, Any]) -> float:
+    """How far the CI's nearer end lies beyond the threshold its status crossed (0 when unknown).
+
+    For a fail it is the fail threshold, for a warn the warn threshold; the distance is divided by
+    the gap between warn and fail when the finding has both.
+    """
+    threshold = finding.get("threshold") or {}
+    ci = finding.get("ci") or {}
+    low, high = _number(ci.get("low")), _number(ci.get("high"))
+    bound = _number(threshold.get(str(finding.get("status"))))
+    if low is None or high is None or bound is None:
+        return 0.0
+    worse_high = bool(threshold.get("higher_is_worse", True))
+    distance = low - bound if worse_high else bound - high
+    warn, fail = _number(threshold.get("warn")), _number(threshold.get("fail"))
+    gap = abs(fail - warn) if warn is not None and fail is not None else 0.0
+    return distance / gap if gap > 0 else distance
+
+
+def top_findings(
+    card: Mapping[str, Any], count: int = TOP_COUNT
+) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """The ``count`` gated (probe, finding) pairs that matter most, in the module docstring's
+    order."""
+
+    def key(pair: tuple[Mapping[str, Any], Mapping[str, Any]]) -> tuple[int, float]:
+        finding = pair[1]
+        status = str(finding["status"])
+        if status == "inconclusive":
+            needed = finding.get("needed_n")
+            return _RANK[status], float(needed) if isinstance(needed, int) else math.inf
+        return _RANK[status], -margin(finding)
+
+    ranked = [pair for pair in gated_findings(card) if pair[1]["status"] in _RANK]
+    return sorted(ranked, key=key)[:count]
+
+
+def verdict_sentence(card: Mapping[str, Any]) -> str:
+    """The card's verdict in one sentence: the overall status and what the gated findings say.
+
+    Examples
+    --------
+    >>> card = {"summary": {"overall": "fail"}, "run": {"state": "complete"}, "probes": [
+    ...     {"kind": "invariance", "findings": [{"headline": True, "status": "fail"},
+    ...      {"headline": True, "status": "pass"}, {"headline": False, "status": "info"}]}]}
+    >>> verdict_sentence(card)
+    'FAIL: of 2 findings with a threshold, 1 fails and 1 passes.'
+    """
+    statuses = [finding["status"] for _, finding in gated_findings(card)]
+    overall = str(card["summary"]["overall"]).upper()
+    if not statuses:
+        text = f"{overall}: no finding has a threshold"
+    else:
+        words = (
+            ("fail", "fails", "fail"),
+            ("warn", "warns", "warn"),
+            ("pass", "passes", "pass"),
+            ("inconclusive", "is undecided", "are undecided"),
+            ("n/a", "could not be assessed", "could not be assessed"),
+        )
+        parts = []
+        for status, one, many in words:
+            number = statuses.count(status)
+            if number:
+                parts.append(f"{number} {one if number == 1 else many}")
+        said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        plural = "s" if len(statuses) != 1 else ""
+        text = f"{overall}: of {len(statuses)} finding{plural} with a threshold, {said}"
+    if card["run"]["state"] != "complete":
+        text += "; the run is incomplete, so they cover only what was judged"
+    return text + "."
+
+
+def finding_index(probe: Mapping[str, Any], finding: Mapping[str, Any]) -> int:
+    """Where ``finding`` stands among ``probe``'s findings (by identity)."""
+    findings: Sequence[Mapping[str, Any]] = probe["findings"]
+    return next(i for i, f in enumerate(findings) if f is finding)
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return None if math.isnan(number) or math.isinf(number) else number
