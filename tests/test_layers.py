@@ -128,6 +128,12 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "transforms",
         "transforms.concat",
         "transforms.swap",
+        "repair",
+        "repair.base",
+        "repair.chunked",
+        "repair.ensemble",
+        "repair.length",
+        "repair.swap",
     ),
     3: (
         "probes",
@@ -204,6 +210,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "compare.write",
         "executors",
         "batch.export",
+        "repair_audit",
+        "report.repair",
     ),
     5: (
         "cli",
@@ -212,6 +220,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "cli_store",
         "cli_plan",
         "cli_options",
+        "cli_repair",
         "",
     ),
 }
