@@ -207,6 +207,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "compare.runs",
         "compare.schema",
         "compare.units",
+        "compare.units_repair",
         "compare.write",
         "executors",
         "batch.export",
