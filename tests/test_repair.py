@@ -376,7 +376,7 @@ def test_an_unknown_repair_or_option_is_a_config_error() -> None:
         build_repair("rubric_ensemble", inner, {"n": 3})
     with pytest.raises(ConfigError, match="k must be >= 1"):
         build_repair("rubric_ensemble", inner, {"k": 0})
-    with pytest.raises(ConfigError, match="config: repair: .*unknown repair 'median'"):
+    with pytest.raises(ConfigError, match=r"config: repair: .*unknown repair 'median'"):
         parse_config({"probes": ["repetition"], "repair": ["median"]})
 
 

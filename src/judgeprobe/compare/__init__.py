@@ -8,7 +8,7 @@ difference: worse, better, changed, no evidence. :func:`write_comparison` writes
 ``compare.json`` (checked against ``compare.schema.json``), ``compare.md`` and ``compare.html``.
 """
 
-from judgeprobe.compare import units_repair as _units_repair  # registers its extractors
+from judgeprobe.compare import units_repair  # noqa: F401  (registers its extractors)
 from judgeprobe.compare.build import COMPARE_VERSION, WORDS
 from judgeprobe.compare.schema import ComparisonValidationError, compare_schema, validate_comparison
 from judgeprobe.compare.write import compare_runs, exit_code, write_comparison
