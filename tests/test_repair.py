@@ -421,7 +421,11 @@ def test_audit_with_a_repair_writes_both_cards_and_the_paired_before_after(tmp_p
     assert rows["first_position_bias"]["after"]["estimate"] == 0.0
     assert rows["first_position_bias"]["word"] == "better"
     assert rows["position_consistency"]["word"] == "better"
-    assert rows["position_consistency"]["method"] == "paired"
+    consistency = rows["position_consistency"]
+    assert consistency["method"] == "paired"
+    assert consistency["difference"]["estimate"] == pytest.approx(
+        consistency["after"]["estimate"] - consistency["before"]["estimate"]
+    )
     assert "swap_average (targets position)" in (tmp_path / "out" / "repair.md").read_text()
     assert json.loads((tmp_path / "out" / "repair.json").read_text()) == outcome.summary
 
