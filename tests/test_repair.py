@@ -482,3 +482,13 @@ def test_the_command_line_repairs_with_a_repeatable_option(tmp_path: Path) -> No
     assert words[("2", "last")]["after"]["estimate"] == 0.0
     assert (words[("2", "last")]["method"], words[("2", "last")]["word"]) == ("paired", "better")
     assert 1.0 < repair["cost_multiplier"] < 4.0
+
+
+def test_a_request_too_long_for_the_inner_judge_is_skipped_unless_the_repair_reads_parts() -> None:
+    inner = CallableJudge(any_part, name="short", context_window=30)
+    fields = {"prompt": "p", "response": "\n\n".join(["unsafe words here"] * 12)}
+    for repaired, status in ((RubricEnsembleJudge(inner), "skipped"), (ChunkedJudge(inner), "ok")):
+        engine = Engine(repaired, RunStore(":memory:"), EngineConfig(progress=False))
+        request = Request.make(repaired.fingerprint, HARM, fields)
+        verdict = engine.run_sync([request]).verdicts[request.key]
+        assert verdict.status.value == status

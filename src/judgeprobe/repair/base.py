@@ -49,12 +49,26 @@ class RepairJudge(BaseJudge):
         self.verdicts = 0
         """Verdicts this instance answered."""
 
+    forwards_window = True
+    """Whether the inner judge's context window holds for the request as a whole (False for a
+    repair that asks about parts of it)."""
+
     @property
     def capabilities(self) -> JudgeCapabilities:
-        """The inner judge's concurrency and in-process flag; one request a call; no window
-        (each inner call is shorter than, or as long as, the request)."""
+        """The inner judge's concurrency, window and in-process flag; one request a call."""
         inner = self.inner.capabilities
-        return JudgeCapabilities(max_concurrency=inner.max_concurrency, in_process=inner.in_process)
+        return JudgeCapabilities(
+            max_concurrency=inner.max_concurrency,
+            context_window=inner.context_window if self.forwards_window else None,
+            in_process=inner.in_process,
+        )
+
+    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
+        """The inner judge's count of each request (None where the window is not forwarded),
+        so the engine skips a request too long for the inner judge, never truncates it."""
+        if not self.forwards_window:
+            return [None] * len(requests)
+        return self.inner.count_tokens_many(requests)
 
     def describe(self) -> dict[str, Any]:
         inner = self.inner.describe()

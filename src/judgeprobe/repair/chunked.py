@@ -29,6 +29,7 @@ class ChunkedJudge(RepairJudge):
     """Split ``field`` on ``separator``, judge each part, keep the most severe verdict."""
 
     repair = "chunked"
+    forwards_window = False  # each inner call reads one part, not the whole response
 
     def __init__(
         self, inner: Judge, *, separator: str = "\n\n", field: str = "response", max_parts: int = 16
