@@ -167,7 +167,10 @@ class AuditConfig(BaseModel):
     def _repair_list(cls, value: Any) -> Any:
         from judgeprobe.repair import repair_options
 
-        return repair_options(value)
+        try:
+            return repair_options(value)
+        except ValueError as exc:  # without pydantic's "Value error," in front
+            raise PydanticCustomError("unknown_repair", "{reason}", {"reason": str(exc)}) from exc
 
     @field_validator("probes")
     @classmethod

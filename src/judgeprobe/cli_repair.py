@@ -3,12 +3,13 @@ comparison (a thin layer over :func:`judgeprobe.repair_audit.run_repair_audit`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from judgeprobe.audit import AuditConfig, AuditOutcome
+if TYPE_CHECKING:  # the audit is imported when one runs, not when the command line starts
+    from judgeprobe.audit import AuditConfig, AuditOutcome
 
 out = Console()
 
