@@ -381,6 +381,23 @@ def test_an_unknown_repair_or_option_is_a_config_error() -> None:
 
 
 # -- audit --repair -------------------------------------------------------------------------------
+def test_a_recorded_judge_cannot_be_repaired_and_the_error_says_why(tmp_path: Path) -> None:
+    verdicts = tmp_path / "verdicts.csv"
+    verdicts.write_text("id,score\nx,1\n", encoding="utf-8")
+    config = parse_config(
+        {
+            "judge": f"recorded:{verdicts}",
+            "rubric": "harmfulness",
+            "out": str(tmp_path / "out"),
+            "probes": ["agreement"],
+            "repair": ["chunked"],
+        }
+    )
+    with pytest.raises(ConfigError, match="recorded verdicts cannot answer; repair a live judge"):
+        run_repair_audit(config, progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def write_pairs(path: Path, items: Sequence[PairwiseItem]) -> Path:
     rows = [
         {

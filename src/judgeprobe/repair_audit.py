@@ -27,6 +27,7 @@ from judgeprobe.compare import compare_runs, write_comparison
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judge import Judge
+from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.repair import REPAIRS, TARGETS, build_repair, cost_multiplier, repair_options
 from judgeprobe.report.repair import render_repair_markdown
@@ -79,6 +80,12 @@ def run_repair_audit(
     if not chosen:
         raise ConfigError(f"no repair selected; available: {', '.join(REPAIRS)}")
     inner = judge if judge is not None else build_judge(config.judge, **config.judge_options)
+    if isinstance(inner, RecordedJudge):
+        raise ConfigError(
+            f"judge {config.judge!r} holds verdicts made elsewhere: a repair asks the judge new "
+            "questions (the other order, each part, other wordings), which recorded verdicts "
+            "cannot answer; repair a live judge"
+        )
     wrapped = {name: build_repair(name, inner, options) for name, options in chosen.items()}
     out = Path(config.out)
     original = run_audit(config, judge=inner, command=command, progress=progress)
