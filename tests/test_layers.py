@@ -132,6 +132,12 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "transforms.bias_edits",
         "transforms.concat",
         "transforms.swap",
+        "repair",
+        "repair.base",
+        "repair.chunked",
+        "repair.ensemble",
+        "repair.length",
+        "repair.swap",
     ),
     3: (
         "probes",
@@ -218,6 +224,8 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "compare.write",
         "executors",
         "batch.export",
+        "repair_audit",
+        "report.repair",
     ),
     5: (
         "cli",
@@ -226,6 +234,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "cli_store",
         "cli_plan",
         "cli_options",
+        "cli_repair",
         "",
     ),
 }

@@ -148,6 +148,24 @@ def test_a_stored_plan_reads_back_equal_with_its_requests_by_role(tmp_path: Path
     }
 
 
+def test_a_plan_whose_texts_hold_a_secret_looking_url_reads_back_under_its_keys(
+    tmp_path: Path,
+) -> None:
+    """The store redacts what looks like a secret from every text it writes, the fields of a
+    planned request included; the redacted request keeps the key it was judged under."""
+    text = "connect with postgres://admin:hunter2hunter2@db.example.com/app"
+    plan = plan_of(text, "plain")
+    with RunStore(tmp_path / "run.sqlite") as store:
+        run_id = store.start_run({})
+        store.put_plan(run_id, "probe", plan)
+        again = store.plan(run_id, "probe")
+    assert again is not None
+    assert {r: q.key for r, q in again.requests.items()} == {
+        r: q.key for r, q in plan.requests.items()
+    }
+    assert "hunter2" not in again.requests[("base", text)].field_map["response"]
+
+
 def test_a_stored_role_whose_request_was_altered_is_a_store_error(tmp_path: Path) -> None:
     with RunStore(tmp_path / "run.sqlite") as store:
         run_id = store.start_run({})

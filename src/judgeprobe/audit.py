@@ -143,6 +143,9 @@ class AuditConfig(BaseModel):
     fail_on: FailOn = "fail"
     pricing: Pricing | None = None
     """Price per million tokens, for the bill of ``judgeprobe plan`` (:mod:`judgeprobe.billing`)."""
+    repair: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Repaired judges to audit next to this one (:mod:`judgeprobe.repair_audit`): names, or
+    names with options."""
     _source: str = PrivateAttr(default="config")
 
     @property
@@ -158,6 +161,16 @@ class AuditConfig(BaseModel):
         if isinstance(value, Mapping):
             return {k: ({} if v is None else v) for k, v in value.items()}
         return value
+
+    @field_validator("repair", mode="before")
+    @classmethod
+    def _repair_list(cls, value: Any) -> Any:
+        from judgeprobe.repair import repair_options
+
+        try:
+            return repair_options(value)
+        except ValueError as exc:  # without pydantic's "Value error," in front
+            raise PydanticCustomError("unknown_repair", "{reason}", {"reason": str(exc)}) from exc
 
     @field_validator("probes")
     @classmethod

@@ -33,6 +33,7 @@ from judgeprobe.cli_options import (
 )
 from judgeprobe.cli_plan import confirm_cost, print_bill
 from judgeprobe.cli_plan import plan as plan_command
+from judgeprobe.cli_repair import run_repairs, with_repairs
 from judgeprobe.cli_store import app as store_app
 from judgeprobe.errors import JudgeprobeError
 
@@ -131,6 +132,14 @@ def audit(
     yes: Annotated[
         bool, typer.Option("--yes", help="Run past --confirm-over without asking.")
     ] = False,
+    repair: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--repair",
+            help="Also audit the judge repaired by NAME (repeatable): swap_average, chunked, "
+            "rubric_ensemble, length_controlled; see docs/repair.md.",
+        ),
+    ] = None,
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
@@ -160,6 +169,7 @@ def audit(
     )
     if rounds is not None:
         config = with_until_decided(config, rounds)
+    config = with_repairs(config, repair)
     if plan:
         print_bill(config)
         return
@@ -335,7 +345,10 @@ def _run(config: Any, command: str) -> None:
     from judgeprobe.audit import run_audit
 
     try:
-        outcome = run_audit(config, command=command)
+        if config.repair:
+            outcome = run_repairs(config, command)
+        else:
+            outcome = run_audit(config, command=command)
     except KeyboardInterrupt:
         console.print(f"[yellow]{escape(_interrupted(Path(config.out) / 'run.sqlite'))}[/]")
         raise typer.Exit(130) from None

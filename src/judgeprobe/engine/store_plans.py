@@ -15,6 +15,7 @@ from judgeprobe import _codec
 from judgeprobe._hashing import canonical_json
 from judgeprobe.engine.store_base import StoreBase
 from judgeprobe.plan import Plan, ProbeContext, Role, check_role
+from judgeprobe.redaction import REDACTED
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 
@@ -122,6 +123,10 @@ class PlanStore(StoreBase):
                 request = Request(str(judge), rubrics[str(rubric_hash)], fields, int(trial))
             except (TypeError, ValueError, KeyError) as exc:
                 raise self._damaged(f"{what}, role {role_text}", exc) from exc
+            if request.key != key and _redacted(fields):
+                # the store redacted a secret-looking text from the fields: the key is the one
+                # the request was judged under, and its verdict is stored under it
+                object.__setattr__(request, "key", str(key))
             if request.key != key:
                 raise self._damaged(
                     f"{what}, role {role_text}",
@@ -129,3 +134,8 @@ class PlanStore(StoreBase):
                 )
             requests[role] = request
         return Plan(str(probe), context, design, requests, stage)
+
+
+def _redacted(fields: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the store's redactor replaced part of a field's text when it was written."""
+    return any(REDACTED in text for _, text in fields)
