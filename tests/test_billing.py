@@ -54,9 +54,27 @@ def test_planned_calls_are_the_calls_made_and_bound_those_of_multi_stage_probes(
         if row.probe in SINGLE_STAGE:
             assert (row.calls, row.bound, row.stages) == (made, False, 1), row.probe
         else:
-            assert row.bound and row.stages == 2 and row.calls >= made, row.probe
-    assert bill.total.calls >= outcome.engine_totals["called"] > 0
+            assert row.bound and row.stages == 2 and row.bound_calls >= made, row.probe
+    assert bill.total.bound_calls >= outcome.engine_totals["called"] > 0
     assert bill.total.stored == 0 and bill.total.bound
+
+
+def test_a_multi_stage_probe_is_billed_its_expected_calls_within_5_percent_beside_the_bound(
+    tmp_path: Path,
+) -> None:
+    # the judge's scores spread over the 1-5 scale, as the stand-in draws do: what the later
+    # stages draw is then what the expectation plans, and the bound is at least that
+    config = _config(tmp_path, MULTI_STAGE)
+    bill = plan_audit(config, judge=_judge())
+    outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
+    for row in bill.rows:
+        made = outcome.results[row.probe].usage["calls"]
+        assert row.bound and abs(row.calls - made) <= 0.05 * made, (row.probe, row.calls, made)
+        assert row.bound_calls >= max(made, row.calls), row.probe
+        assert row.bound_prompt_tokens >= row.prompt_tokens > 0, row.probe
+    made = outcome.engine_totals["called"]
+    assert abs(bill.total.calls - made) <= 0.05 * made
+    assert bill.total.bound_calls == sum(row.bound_calls for row in bill.rows)
 
 
 def test_a_second_plan_finds_every_request_in_the_store_and_bills_nothing(tmp_path: Path) -> None:
