@@ -172,6 +172,19 @@ def test_audit_plan_prints_the_bill_table_and_makes_no_call(tmp_path: Path) -> N
     assert not (tmp_path / "out" / "run.sqlite").exists()
 
 
+def test_plan_shows_a_multi_stage_probe_s_expectation_with_its_bound_beside_it(
+    tmp_path: Path,
+) -> None:
+    probes = {"cluster": {"ks": [2], "per_cluster": 10, **FEW}}
+    config = str(_config_file(tmp_path, probes=probes))
+    table = CliRunner().invoke(app, ["plan", config], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert re.search(r"cluster\s*│.*│\s*\d+ \(bound \d+\)\s*│\s*\d+ \(bound \d+\)", table.stdout)
+    assert "the figure is its expectation" in table.stdout
+    row = json.loads(CliRunner().invoke(app, ["plan", config, "--json"]).stdout)["probes"][0]
+    assert row["bound"] and row["bound_calls"] >= row["calls"] > 0
+
+
 def test_confirm_over_without_a_terminal_refuses_naming_the_cost_and_yes(tmp_path: Path) -> None:
     config = str(_config_file(tmp_path, pricing=PRICING))
     result = CliRunner().invoke(app, ["audit", config, "--confirm-over", "0.000001"])
