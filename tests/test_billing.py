@@ -59,22 +59,39 @@ def test_planned_calls_are_the_calls_made_and_bound_those_of_multi_stage_probes(
     assert bill.total.stored == 0 and bill.total.bound
 
 
-def test_a_multi_stage_probe_is_billed_its_expected_calls_within_5_percent_beside_the_bound(
+def test_multi_stage_probes_are_billed_their_expected_calls_within_5_percent_beside_the_bound(
     tmp_path: Path,
 ) -> None:
-    # the judge's scores spread over the 1-5 scale, as the stand-in draws do: what the later
-    # stages draw is then what the expectation plans, and the bound is at least that
+    # the judge's scores spread over the 1-5 scale, as the stand-in draws do: the later stages
+    # then draw about what the expectation plans, and the bound is at least what they draw
     config = _config(tmp_path, MULTI_STAGE)
     bill = plan_audit(config, judge=_judge())
     outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
     for row in bill.rows:
         made = outcome.results[row.probe].usage["calls"]
-        assert row.bound and abs(row.calls - made) <= 0.05 * made, (row.probe, row.calls, made)
-        assert row.bound_calls >= max(made, row.calls), row.probe
+        assert row.bound and row.bound_calls >= max(made, row.calls), row.probe
         assert row.bound_prompt_tokens >= row.prompt_tokens > 0, row.probe
     made = outcome.engine_totals["called"]
-    assert abs(bill.total.calls - made) <= 0.05 * made
+    assert abs(bill.total.calls - made) <= 0.05 * made, (bill.total.calls, made)
     assert bill.total.bound_calls == sum(row.bound_calls for row in bill.rows)
+
+
+def test_reproduction_trials_are_expected_for_no_flip_and_bounded_for_every_flip(
+    tmp_path: Path,
+) -> None:
+    # the judge scores the response alone, so no rubric wording flips a verdict: the audit runs
+    # no reproduction trial, as the expectation plans; the bound reruns stand-in flips
+    probes = {
+        "policy_invariance": {
+            "limit": 20, "human_scale": [1, 5], "human_threshold": 0.75,
+            "reproduction_trials": 2, **FEW,
+        }
+    }  # fmt: skip
+    config = _config(tmp_path, probes)
+    row = plan_audit(config, judge=_judge()).rows[0]
+    outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
+    assert row.bound and row.calls == outcome.results["policy_invariance"].usage["calls"]
+    assert row.bound_calls > row.calls
 
 
 def test_a_second_plan_finds_every_request_in_the_store_and_bills_nothing(tmp_path: Path) -> None:

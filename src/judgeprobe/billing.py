@@ -290,11 +290,14 @@ def stand_in(request: Request, fill: str = "spread", draw: int = 0) -> Verdict:
     """A verdict for an unjudged request, to plan a later stage on.
 
     ``spread`` gives each request one of the rubric's labels (a pseudo-random one, fixed by its
-    key and ``draw``), so that every score level holds items; ``ends`` gives it the lowest or
-    the highest.
+    input fields and ``draw``), so that every score level holds items, and an input keeps its
+    verdict under every rubric wording and trial: the expectation is that of a judge that does
+    not flip. ``ends`` gives each request (by its key) the lowest or the highest, so that wordings
+    flip, for the bound.
     """
     rubric = request.rubric
-    pick = int(content_hash([request.key, fill, draw])[:8], 16)
+    identity: object = request.key if fill == "ends" else sorted(request.field_map.items())
+    pick = int(content_hash([identity, fill, draw])[:8], 16)
     if rubric.kind == "pairwise":
         label = ("A", "B") if fill == "ends" else ("A", "tie", "B")
         chosen = label[pick % len(label)]
