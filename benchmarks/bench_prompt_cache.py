@@ -128,6 +128,9 @@ def main() -> None:
                 seconds = asyncio.run(_send(judge, requests))
                 text = log_path.read_text()
                 results[name] = (_evaluated(text)[before:], _hits(text) - hits, seconds)
+                counts = results[name][0]
+                print(f"{name}: {len(counts)} completions, {sum(counts)} prompt tokens evaluated, "
+                      f"{seconds:.0f} s", flush=True)  # fmt: skip
         finally:
             server.terminate()
             server.wait(30)
