@@ -9,8 +9,11 @@ The server reuses the evaluated prefix it shares with the request before (and, w
 (``llama_perf_context_print: prompt eval time = ... / N tokens``, or ``remaining N prompt tokens
 to eval`` after a prefix hit). Prints the mean per request in each order and their ratio::
 
-    PYTHONPATH=src python benchmarks/bench_prompt_cache.py --items 30
-    PYTHONPATH=src python benchmarks/bench_prompt_cache.py --items 30 --server-cache
+    PYTHONPATH=src python benchmarks/bench_prompt_cache.py --items 20
+    PYTHONPATH=src python benchmarks/bench_prompt_cache.py --items 20 --server-cache
+
+(``--server-cache`` keeps every prompt's state in RAM: it grew past 23 GB and was killed out of
+memory on a machine of that size; the numbers in ``docs/scale.md`` are without it.)
 """
 
 from __future__ import annotations
@@ -128,6 +131,9 @@ def main() -> None:
                 seconds = asyncio.run(_send(judge, requests))
                 text = log_path.read_text()
                 results[name] = (_evaluated(text)[before:], _hits(text) - hits, seconds)
+                counts = results[name][0]
+                print(f"{name}: {len(counts)} completions, {sum(counts)} prompt tokens evaluated, "
+                      f"{seconds:.0f} s", flush=True)  # fmt: skip
         finally:
             server.terminate()
             server.wait(30)

@@ -15,11 +15,16 @@ two cores); ``pyrit`` is the profanity classifier on PyRIT's harm set with the c
 probes (seconds; the classifier reports no tokens, so only calls compare); ``pyrit-llama`` is
 the embedded judge on 40 of those items with smaller concatenation probes. The data folder is
 ``$JUDGEPROBE_DATA`` (default ``../shared/data``).
+
+``--audited DIR`` keeps the audit: it runs into ``DIR`` once and writes what it made to
+``DIR/made.json``; a later run with the same ``DIR`` reads that and only plans again (always on a
+fresh store), so a change to the bill is measured in seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -28,6 +33,7 @@ from typing import Any
 
 from judgeprobe import plan_audit, run_audit
 from judgeprobe.audit import AuditConfig, parse_config
+from judgeprobe.billing import BillRow
 from judgeprobe.demo import demo_config
 
 PYRIT: dict[str, Any] = {
@@ -65,39 +71,65 @@ def _share(planned: int, made: int) -> str:
     return "-" if made == 0 else f"{(planned - made) / made:+.1%}"
 
 
+def _made(config: AuditConfig, kept: Path | None) -> dict[str, Any]:
+    """Calls and prompt tokens the audit made, per probe and in total (``kept``: reused)."""
+    record = None if kept is None else kept / "made.json"
+    if record is not None and record.is_file():
+        made: dict[str, Any] = json.loads(record.read_text())
+        return made
+    started = time.perf_counter()
+    outcome = run_audit(config, progress=False, write_card=False)
+    made = {
+        "seconds": time.perf_counter() - started,
+        "probes": {
+            name: {"calls": int(r.usage["calls"]), "prompt_tokens": int(r.usage["prompt_tokens"])}
+            for name, r in outcome.results.items()
+        },
+        "total": {
+            "calls": outcome.engine_totals["called"],
+            "prompt_tokens": outcome.engine_totals["prompt_tokens"],
+            "completion_tokens": outcome.engine_totals["completion_tokens"],
+        },
+    }
+    if record is not None:
+        record.write_text(json.dumps(made, indent=1))
+    return made
+
+
+def _row(name: str, calls: int, tokens: int, row: BillRow) -> str:
+    """Planned (the expectation, and the bound beside it where there is one) against made."""
+    bound = f" (bound {row.bound_calls})" if row.bound else ""
+    bound_tokens = f" (bound {row.bound_prompt_tokens})" if row.bound else ""
+    return (
+        f"| {name} | {row.calls}{bound} | {calls} | {_share(row.calls, calls)} | "
+        f"{row.prompt_tokens}{bound_tokens} | {tokens} | {_share(row.prompt_tokens, tokens)} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("audit", choices=("demo", "pyrit", "pyrit-llama"))
+    parser.add_argument("--audited", type=Path, help="audit into this folder once, then reuse it")
     args = parser.parse_args()
     os.environ.setdefault("JUDGEPROBE_DATA", str(Path("..") / "shared" / "data"))
     with tempfile.TemporaryDirectory() as folder:
-        config = _config(args.audit, Path(folder))
         started = time.perf_counter()
-        bill = plan_audit(config)
+        bill = plan_audit(_config(args.audit, Path(folder) / "plan"))
         planned_s = time.perf_counter() - started
-        started = time.perf_counter()
-        outcome = run_audit(config, progress=False, write_card=False)
-        audit_s = time.perf_counter() - started
-    print(f"## {args.audit}: planned in {planned_s:.1f} s, audited in {audit_s:.0f} s\n")
-    print("| probe | planned calls | calls made | diff | planned prompt tokens | "
+        kept = args.audited
+        if kept is not None:
+            kept.mkdir(parents=True, exist_ok=True)
+        made = _made(_config(args.audit, kept or Path(folder) / "audit"), kept)
+    print(f"## {args.audit}: planned in {planned_s:.1f} s, audited in {made['seconds']:.0f} s\n")
+    print("| probe | planned calls (exp.) | calls made | diff | planned prompt tokens (exp.) | "
           "prompt tokens made | diff |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
     for row in bill.rows:
-        usage = outcome.results[row.probe].usage
-        calls, tokens = int(usage["calls"]), int(usage["prompt_tokens"])
-        mark = " (bound)" if row.bound else ""
-        print(
-            f"| {row.probe} | {row.calls}{mark} | {calls} | {_share(row.calls, calls)} | "
-            f"{row.prompt_tokens} | {tokens} | {_share(row.prompt_tokens, tokens)} |"
-        )
-    totals = outcome.engine_totals
-    calls, tokens = totals["called"], totals["prompt_tokens"]
+        usage = made["probes"][row.probe]
+        print(_row(row.probe, usage["calls"], usage["prompt_tokens"], row))
+    totals = made["total"]
+    print(_row("**total**", totals["calls"], totals["prompt_tokens"], bill.total))
     total = bill.total
-    print(
-        f"| **total** | {total.calls}{' (bound)' if total.bound else ''} | {calls} | "
-        f"{_share(total.calls, calls)} | {total.prompt_tokens} | {tokens} | "
-        f"{_share(total.prompt_tokens, tokens)} |"
-    )
     counted = {True: "counted", False: "estimated", None: "none"}[bill.tokens_counted]
     print(f"\nprompt tokens planned: {counted}; completion tokens planned "
           f"{total.completion_tokens}, made {totals['completion_tokens']}")  # fmt: skip

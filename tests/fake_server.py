@@ -30,6 +30,7 @@ import json
 import math
 import signal
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -126,6 +127,8 @@ class FakeServer:
         self.authorizations: deque[str | None] = deque(maxlen=64)
         self.answers: deque[str] = deque(maxlen=64)
         """The labels of the last good answers, in order."""
+        self.arrivals: list[float] = []
+        """The ``time.monotonic()`` at which each call arrived, in order."""
         self.script: deque[Scripted] = deque()
         self.base_url = ""
         self._runner: web.AppRunner | None = None
@@ -192,6 +195,7 @@ class FakeServer:
         return web.json_response(self.stats())
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.arrivals.append(time.monotonic())
         raw = await request.read()
         try:
             body = json.loads(raw)

@@ -54,9 +54,44 @@ def test_planned_calls_are_the_calls_made_and_bound_those_of_multi_stage_probes(
         if row.probe in SINGLE_STAGE:
             assert (row.calls, row.bound, row.stages) == (made, False, 1), row.probe
         else:
-            assert row.bound and row.stages == 2 and row.calls >= made, row.probe
-    assert bill.total.calls >= outcome.engine_totals["called"] > 0
+            assert row.bound and row.stages == 2 and row.bound_calls >= made, row.probe
+    assert bill.total.bound_calls >= outcome.engine_totals["called"] > 0
     assert bill.total.stored == 0 and bill.total.bound
+
+
+def test_multi_stage_probes_are_billed_their_expected_calls_within_5_percent_beside_the_bound(
+    tmp_path: Path,
+) -> None:
+    # the judge's scores spread over the 1-5 scale, as the stand-in draws do: the later stages
+    # then draw about what the expectation plans, and the bound is at least what they draw
+    config = _config(tmp_path, MULTI_STAGE)
+    bill = plan_audit(config, judge=_judge())
+    outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
+    for row in bill.rows:
+        made = outcome.results[row.probe].usage["calls"]
+        assert row.bound and row.bound_calls >= max(made, row.calls), row.probe
+        assert row.bound_prompt_tokens >= row.prompt_tokens > 0, row.probe
+    made = outcome.engine_totals["called"]
+    assert abs(bill.total.calls - made) <= 0.05 * made, (bill.total.calls, made)
+    assert bill.total.bound_calls == sum(row.bound_calls for row in bill.rows)
+
+
+def test_reproduction_trials_are_expected_for_no_flip_and_bounded_for_every_flip(
+    tmp_path: Path,
+) -> None:
+    # the judge scores the response alone, so no rubric wording flips a verdict: the audit runs
+    # no reproduction trial, as the expectation plans; the bound reruns stand-in flips
+    probes = {
+        "policy_invariance": {
+            "limit": 20, "human_scale": [1, 5], "human_threshold": 0.75,
+            "reproduction_trials": 2, **FEW,
+        }
+    }  # fmt: skip
+    config = _config(tmp_path, probes)
+    row = plan_audit(config, judge=_judge()).rows[0]
+    outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
+    assert row.bound and row.calls == outcome.results["policy_invariance"].usage["calls"]
+    assert row.bound_calls > row.calls
 
 
 def test_a_second_plan_finds_every_request_in_the_store_and_bills_nothing(tmp_path: Path) -> None:
@@ -152,6 +187,19 @@ def test_audit_plan_prints_the_bill_table_and_makes_no_call(tmp_path: Path) -> N
     assert re.search(r"repetition\s*│\s*80\s*│\s*80\s*│\s*0\s*│\s*80", result.stdout)
     assert "prompt tokens: estimated" in result.stdout
     assert not (tmp_path / "out" / "run.sqlite").exists()
+
+
+def test_plan_shows_a_multi_stage_probe_s_expectation_with_its_bound_beside_it(
+    tmp_path: Path,
+) -> None:
+    probes = {"cluster": {"ks": [2], "per_cluster": 10, **FEW}}
+    config = str(_config_file(tmp_path, probes=probes))
+    table = CliRunner().invoke(app, ["plan", config], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert re.search(r"cluster\s*│.*│\s*\d+ \(bound \d+\)\s*│\s*\d+ \(bound \d+\)", table.stdout)
+    assert "the figure is its expectation" in table.stdout
+    row = json.loads(CliRunner().invoke(app, ["plan", config, "--json"]).stdout)["probes"][0]
+    assert row["bound"] and row["bound_calls"] >= row["calls"] > 0
 
 
 def test_confirm_over_without_a_terminal_refuses_naming_the_cost_and_yes(tmp_path: Path) -> None:

@@ -119,6 +119,24 @@ async def test_cache_prompt_is_sent_when_set_and_left_to_the_server_when_not(
     assert "cache_prompt" not in unset.describe()
 
 
+def test_the_cache_setting_given_as_a_judge_option_is_recorded_in_the_fingerprint() -> None:
+    # `-J cache_prompt=true` on the command line: cached and uncached logits need not be
+    # bit-identical, so verdicts made with the server's prompt cache on are kept apart
+    from judgeprobe.cli_options import parse_judge_options
+    from judgeprobe.judges.registry import build_judge
+
+    spec = "openai:m@http://127.0.0.1:9/v1"
+    judges = {
+        value: build_judge(spec, **parse_judge_options([f"cache_prompt={value}"]))
+        for value in ("true", "false")
+    }
+    unset = build_judge(spec)
+    assert judges["true"].describe()["cache_prompt"] is True
+    assert judges["false"].describe()["cache_prompt"] is False
+    fingerprints = {judges["true"].fingerprint, judges["false"].fingerprint, unset.fingerprint}
+    assert len(fingerprints) == 3
+
+
 def test_logprobs_are_requested_only_for_label_rubrics() -> None:
     judge = OpenAIJudge("http://127.0.0.1:9/v1", "m")
     generation = builtin_rubric("generation")

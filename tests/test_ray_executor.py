@@ -2,12 +2,14 @@
 
 What it stores must be what the local executor stores, for the real profanity classifier and
 for an HTTP judge against the chat stub; a worker killed mid-run loses no request and no stored
-request is judged again.
+request is judged again; the rate limit is one for all workers, at the server.
 """
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -183,3 +185,48 @@ def test_workers_build_a_spec_judge_from_its_spec_and_get_a_judge_made_in_code_a
     assert recipe.build().fingerprint == built.fingerprint
     made = CallableJudge(lambda r: 1.0, name="one")
     assert JudgeRecipe.of(made).build() is made
+
+
+def _busiest_second(arrivals: list[float]) -> int:
+    """The most calls that arrived within any one-second window."""
+    times = sorted(arrivals)
+    return max(bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times))
+
+
+def _paced_run(stub: FakeServer, workers: int, tag: str) -> tuple[list[float], float]:
+    """Judge 80 fresh requests at 20 a second on ``workers`` workers: the arrivals, the seconds."""
+    judge = build_judge(f"openai:stub-judge@{stub.base_url}")
+    rubric = builtin_rubric("refusal")
+    requests = [
+        Request.make(judge.fingerprint, rubric, {"prompt": f"{tag} {i}", "response": "no"})
+        for i in range(80)
+    ]
+    executor = RayExecutor(
+        judge, workers=workers, max_concurrency_per_worker=4, requests_per_minute=1200
+    )
+    try:
+        with RunStore(":memory:") as store:
+            run_blocking(executor.execute(requests[:1], store))  # start the workers untimed
+            del stub.arrivals[:]
+            started = time.monotonic()
+            executed = run_blocking(executor.execute(requests[1:], store))
+            seconds = time.monotonic() - started
+    finally:
+        executor.shutdown()
+    assert len(executed.verdicts) == 79 and len(stub.arrivals) == 79
+    return list(stub.arrivals), seconds
+
+
+def test_the_ray_rate_limit_is_shared_by_the_workers_and_binds_at_the_server(
+    cluster: None, stub: FakeServer
+) -> None:
+    # 20 requests a second; the shared bucket lets at most one second's allowance (20) start at
+    # once, so a one-second window holds at most 20 + 20 starts, and some more arrivals where a
+    # busy machine delays a few started calls into the next ones (10 allowed)
+    two, two_s = _paced_run(stub, workers=2, tag="two")
+    assert _busiest_second(two) <= 20 + 20 + 10
+    # the 59 requests past the first burst take at least about 59 / 20 s at the server
+    assert max(two) - min(two) >= 0.9 * (79 - 20) / 20
+    one, one_s = _paced_run(stub, workers=1, tag="one")
+    assert _busiest_second(one) <= 20 + 20 + 10
+    assert abs(two_s - one_s) <= 0.3 * one_s  # the limit binds, not the workers

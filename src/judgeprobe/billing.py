@@ -11,9 +11,12 @@ the time they take at the configured concurrency and rate limits.
 A request two probes share is billed to the first that plans it, as the audit judges it there
 and answers the second from the store. A multi-stage probe (cluster, permutation, bypass, policy
 invariance with reproduction trials) draws its later stages from the verdicts of the first: where
-the store holds them they are used, and where it does not, the later stages are planned on
-stand-in verdicts spread over the rubric's labels and on ones at its two ends, and the larger
-count is billed, marked ``bound``.
+the store holds them they are used, exactly. Where it does not, the later stages are planned
+:data:`SPREAD_DRAWS` times on stand-in verdicts drawn over the rubric's labels (each draw its
+own) and once on ones at its two ends: the bill's figures are the mean over the spread draws (an
+expectation for a judge whose verdicts spread over the scale), and the largest of all the plans
+is given beside them as the bound (``bound_calls``, ``bound_prompt_tokens``; the row is marked
+``bound``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ from judgeprobe.verdict import Verdict, VerdictStatus
 
 CHARS_PER_TOKEN = 4
 """The estimate of a prompt's tokens where the judge has no tokenizer (as the engine's budget)."""
+SPREAD_DRAWS = 8
+"""Stand-in draws a later stage is planned on to bill its expectation."""
+_AVERAGED = ("requests", "distinct", "stored", "calls", "skipped", "prompt", "completion")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +55,9 @@ class BillRow:
 
     ``calls`` are the distinct requests neither in the store nor planned by an earlier probe;
     ``skipped`` of them exceed the judge's context window and are not sent. Tokens and cost are
-    those of the calls. ``bound``: a later stage was planned on stand-in verdicts.
+    those of the calls. ``bound``: a later stage was planned on stand-in verdicts; the figures
+    are then the mean over the stand-in draws (rounded), and ``bound_calls`` and
+    ``bound_prompt_tokens`` the most any plan of them needs (equal to the figures when exact).
     """
 
     probe: str
@@ -64,6 +72,8 @@ class BillRow:
     seconds: float | None
     bound: bool = False
     stages: int = 1
+    bound_calls: int = 0
+    bound_prompt_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -148,32 +158,33 @@ def _bill(config: AuditConfig, judge: Judge, store: RunStore, selected: list[_Se
     all_keys: set[str] = set()
     stored_keys: set[str] = set()
     for chosen in selected:
-        requests, stages, bound = _planned(chosen, judge, store, config.seed)
-        distinct = {r.key: r for r in requests}
-        known = _usable(store.get_many(list(distinct)))
-        new = [r for key, r in distinct.items() if key not in known and key not in claimed]
-        claimed.update(distinct)
-        all_keys.update(distinct)
+        fills, stages, bound = _planned(chosen, judge, store, config.seed)
+        spread = fills[:-1] if bound else fills
+        figures = [_figures(requests, store, claimed, tokens, window) for requests in fills]
+        expected = figures[: len(spread)]
+        mean = {name: round(sum(f[name] for f in expected) / len(expected)) for name in _AVERAGED}
+        # the keys of the spread draw nearest the mean stand for the probe in the totals
+        nearest = min(range(len(spread)), key=lambda i: abs(expected[i]["calls"] - mean["calls"]))
+        keys, known = figures[nearest]["keys"], figures[nearest]["known"]
+        claimed.update(keys)
+        all_keys.update(keys)
         stored_keys.update(known)
-        counts = tokens.prompt(new)
-        skipped = sum(1 for n in counts if window is not None and n > window)
-        sent = [(r, n) for r, n in zip(new, counts, strict=True) if window is None or n <= window]
-        prompt = sum(n for _, n in sent)
-        completion = sum(tokens.completion(r) for r, _ in sent)
         rows.append(
             BillRow(
                 probe=chosen.name,
-                requests=len(requests),
-                distinct=len(distinct),
-                stored=len(known),
-                calls=len(sent),
-                skipped=skipped,
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cost=_cost(config.pricing, prompt, completion),
-                seconds=_seconds(len(sent), prompt, latency, concurrency, config),
+                requests=mean["requests"],
+                distinct=mean["distinct"],
+                stored=mean["stored"],
+                calls=mean["calls"],
+                skipped=mean["skipped"],
+                prompt_tokens=mean["prompt"],
+                completion_tokens=mean["completion"],
+                cost=_cost(config.pricing, mean["prompt"], mean["completion"]),
+                seconds=_seconds(mean["calls"], mean["prompt"], latency, concurrency, config),
                 bound=bound,
                 stages=stages,
+                bound_calls=max(f["calls"] for f in figures),
+                bound_prompt_tokens=max(f["prompt"] for f in figures),
             )
         )
     calls = sum(row.calls for row in rows)
@@ -192,6 +203,8 @@ def _bill(config: AuditConfig, judge: Judge, store: RunStore, selected: list[_Se
         seconds=_seconds(calls, prompt, latency, concurrency, config),
         bound=any(row.bound for row in rows),
         stages=max((row.stages for row in rows), default=1),
+        bound_calls=sum(row.bound_calls for row in rows),
+        bound_prompt_tokens=sum(row.bound_prompt_tokens for row in rows),
     )
     return Bill(
         judge=str(judge.describe().get("model") or judge.describe()["backend"]),
@@ -206,24 +219,55 @@ def _bill(config: AuditConfig, judge: Judge, store: RunStore, selected: list[_Se
     )
 
 
+def _figures(
+    requests: list[Request],
+    store: RunStore,
+    claimed: set[str],
+    tokens: _Tokens,
+    window: int | None,
+) -> dict[str, Any]:
+    """What one plan of a probe bills: its counts, tokens, distinct keys and stored verdicts."""
+    distinct = {r.key: r for r in requests}
+    known = _usable(store.get_many(list(distinct)))
+    new = [r for key, r in distinct.items() if key not in known and key not in claimed]
+    counts = tokens.prompt(new)
+    sent = [(r, n) for r, n in zip(new, counts, strict=True) if window is None or n <= window]
+    return {
+        "requests": len(requests),
+        "distinct": len(distinct),
+        "stored": len(known),
+        "calls": len(sent),
+        "skipped": len(new) - len(sent),
+        "prompt": sum(n for _, n in sent),
+        "completion": sum(tokens.completion(r) for r, _ in sent),
+        "keys": set(distinct),
+        "known": set(known),
+    }
+
+
 def _planned(
     chosen: _Selected, judge: Judge, store: RunStore, seed: int
-) -> tuple[list[Request], int, bool]:
-    """Every request of the probe's stages, how many stages, and whether they are a bound.
+) -> tuple[list[list[Request]], int, bool]:
+    """The requests of the probe's stages, how many stages, and whether they are stand-in plans.
 
     The first stage is exact. A later stage is drawn from the verdicts of the earlier ones: the
-    store's where it holds them; else the stage is planned once on each stand-in (see
-    :func:`stand_in`) and the larger plan is kept.
+    store's where it holds them (one plan, exact); else the stage is planned on each of
+    :data:`SPREAD_DRAWS` spread stand-in draws and, last, on the two-ends stand-ins (see
+    :func:`stand_in`): one request list per plan.
     """
     probe = chosen.probe
     ctx = probe_context(probe, judge, chosen.rubric, seed=seed)
     first: Plan[Any] = probe.plan(chosen.items, ctx)
-    plans = [_stages(probe, first, store, fill) for fill in ("spread", "ends")]
-    plan, bound = max(plans, key=lambda p: (len(p[0].keys), len(p[0].requests)))
-    return list(plan.requests.values()), plan.stage, bound
+    fills = [("spread", draw) for draw in range(SPREAD_DRAWS)] + [("ends", 0)]
+    plans = [_stages(probe, first, store, fill, draw) for fill, draw in fills]
+    if not any(bound for _, bound in plans):
+        return [list(plans[0][0].requests.values())], plans[0][0].stage, False
+    return [list(p.requests.values()) for p, _ in plans], max(p.stage for p, _ in plans), True
 
 
-def _stages(probe: Any, plan: Plan[Any], store: RunStore, fill: str) -> tuple[Plan[Any], bool]:
+def _stages(
+    probe: Any, plan: Plan[Any], store: RunStore, fill: str, draw: int = 0
+) -> tuple[Plan[Any], bool]:
     """``plan`` refined to its last stage on stored verdicts, stand-ins where none is stored."""
     known: dict[str, Verdict] = {}
     bound = False
@@ -233,7 +277,7 @@ def _stages(probe: Any, plan: Plan[Any], store: RunStore, fill: str) -> tuple[Pl
         known.update(stored)
         for key, request in requests.items():
             if key not in stored:
-                known[key] = stand_in(request, fill)
+                known[key] = stand_in(request, fill, draw)
         refined = probe.refine(plan, Verdicts(plan, known))
         if refined is None:
             return plan, bound
@@ -242,15 +286,18 @@ def _stages(probe: Any, plan: Plan[Any], store: RunStore, fill: str) -> tuple[Pl
     return plan, bound
 
 
-def stand_in(request: Request, fill: str = "spread") -> Verdict:
+def stand_in(request: Request, fill: str = "spread", draw: int = 0) -> Verdict:
     """A verdict for an unjudged request, to plan a later stage on.
 
     ``spread`` gives each request one of the rubric's labels (a pseudo-random one, fixed by its
-    key), so that every score level holds items; ``ends`` gives it the lowest or the highest. A
-    generation request gets an answer of ``max_new_tokens`` words.
+    input fields and ``draw``), so that every score level holds items, and an input keeps its
+    verdict under every rubric wording and trial: the expectation is that of a judge that does
+    not flip. ``ends`` gives each request (by its key) the lowest or the highest, so that wordings
+    flip, for the bound. A generation request gets an answer of ``max_new_tokens`` words.
     """
     rubric = request.rubric
-    pick = int(content_hash([request.key, fill])[:8], 16)
+    identity: object = request.key if fill == "ends" else sorted(request.field_map.items())
+    pick = int(content_hash([identity, fill, draw])[:8], 16)
     if rubric.kind == "pairwise":
         label = ("A", "B") if fill == "ends" else ("A", "tie", "B")
         chosen = label[pick % len(label)]
@@ -287,17 +334,18 @@ class _Tokens:
         self.judge = judge
         self.counted: bool | None = None
         self.completion_source = _completion_source(judge)
+        self._known: dict[str, int] = {}
 
     def prompt(self, requests: Sequence[Request]) -> list[int]:
-        if not requests:
-            return []
-        counts = _prompt_counts(self.judge, requests)
-        counted = all(n is not None for n in counts)
-        self.counted = counted if self.counted is None else self.counted and counted
-        return [
-            n if n is not None else _estimate(self.judge, r)
-            for r, n in zip(requests, counts, strict=True)
-        ]
+        """Each request's prompt tokens (counted once per key: the plans share most requests)."""
+        todo = list({r.key: r for r in requests if r.key not in self._known}.values())
+        if todo:
+            counts = _prompt_counts(self.judge, todo)
+            counted = all(n is not None for n in counts)
+            self.counted = counted if self.counted is None else self.counted and counted
+            for r, n in zip(todo, counts, strict=True):
+                self._known[r.key] = n if n is not None else _estimate(self.judge, r)
+        return [self._known[r.key] for r in requests]
 
     def completion(self, request: Request) -> int:
         return _completion_tokens(self.judge, request)

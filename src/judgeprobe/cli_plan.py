@@ -88,7 +88,8 @@ def print_bill(config: Any, *, as_json: bool = False) -> None:
     ):  # fmt: skip
         table.add_column(column, justify="left" if column == "probe" else "right")
     for row in (*bill.rows, bill.total):
-        calls = f"{row.calls} (bound)" if row.bound else str(row.calls)
+        calls = f"{row.calls} (bound {row.bound_calls})" if row.bound else str(row.calls)
+        prompt = f"{row.prompt_tokens} (bound {row.bound_prompt_tokens})" if row.bound else ""
         name = f"[bold]{row.probe}[/]" if row is bill.total else escape(row.probe)
         table.add_row(
             name,
@@ -96,7 +97,7 @@ def print_bill(config: Any, *, as_json: bool = False) -> None:
             str(row.distinct),
             str(row.stored),
             calls,
-            str(row.prompt_tokens),
+            prompt or str(row.prompt_tokens),
             str(row.completion_tokens),
             "-" if row.cost is None else f"{row.cost:.4f}",
             _duration(row.seconds),
@@ -114,8 +115,9 @@ def print_bill(config: Any, *, as_json: bool = False) -> None:
     ]
     if bill.total.bound:
         notes.append(
-            "(bound): a later stage is drawn from verdicts not yet made; billed on stand-in "
-            "verdicts, the larger of two plans"
+            "(bound N): a later stage is drawn from verdicts not yet made; the figure is its "
+            "expectation, the mean of plans on stand-in verdicts spread over the rubric's "
+            "labels, and N the most any stand-in plan needs"
         )
     if bill.total.skipped:
         notes.append(f"{bill.total.skipped} inputs exceed the context window: skipped, not sent")
@@ -139,7 +141,7 @@ def confirm_cost(config: Any, amount: float, *, yes: bool) -> None:
     if bill.cost <= amount or yes:
         return
     planned = f"{bill.cost:.4f} {bill.pricing.currency}"
-    bound = " (a bound)" if bill.total.bound else ""
+    bound = f" (expected; up to {bill.total.bound_calls} calls)" if bill.total.bound else ""
     what = f"the planned cost {planned}{bound} exceeds --confirm-over {amount:g}"
     if not on_terminal():
         raise ConfigError(f"{what}; there is no terminal to confirm on: pass --yes to run it")

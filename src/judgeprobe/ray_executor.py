@@ -10,10 +10,12 @@ the driver keeps a second one queued at each actor, so a worker never waits for 
 
 The driver alone writes the run store: it dispatches chunks to the actors, collects each result
 the moment it is ready (``ray.wait``) and stores its verdicts at once, so a killed driver loses
-nothing finished. The shared rate limit is the driver's: it dispatches at most
-``requests_per_minute`` requests a minute over all workers (one token bucket, in the driver). A
-worker that dies mid-run has its unfinished chunks sent to the others (and to a replacement
-actor, ``max_restarts`` times in a run); a request whose verdict was stored is never sent again.
+nothing finished. The shared rate limit is one token bucket in a Ray actor of its own
+(:class:`SharedRate`): every worker engine takes a turn from it before each call it makes (a
+retry included), so all workers together start at most ``requests_per_minute`` calls a minute
+at the judge, with bursts of at most one second's allowance. A worker that dies mid-run has
+its unfinished chunks sent to the others (and to a replacement actor, ``max_restarts`` times in
+a run); a request whose verdict was stored is never sent again.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _QUEUED = 2
 """Chunks the driver keeps at each actor: one judged, one waiting."""
 _ROUNDS = 4
 """A chunk holds at most this many rounds of a worker's concurrent calls."""
+BURST_S = 1.0
+"""The shared rate limit lets this many seconds' allowance of calls start at once."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +69,43 @@ class JudgeRecipe:
         return build_judge(self.spec, **self.options)
 
 
-class JudgeWorker:
-    """One Ray actor's state: its judge, built once, and an engine over an in-memory store."""
+class SharedRate:
+    """The Ray actor that holds the rate limit all workers share: one token bucket."""
 
-    def __init__(self, recipe: JudgeRecipe, config: EngineConfig) -> None:
+    def __init__(self, requests_per_minute: float) -> None:
+        self.limiter = RateLimiter(requests_per_minute=requests_per_minute, burst_s=BURST_S)
+
+    async def acquire(self) -> None:
+        """Return once one more call may start."""
+        await self.limiter.acquire()
+
+
+class RemoteRate(RateLimiter):
+    """A worker engine's limiter: each call waits for its turn at the :class:`SharedRate` actor."""
+
+    def __init__(self, actor: Any) -> None:
+        super().__init__()
+        self.actor = actor
+
+    @property
+    def active(self) -> bool:
+        return True
+
+    async def acquire(self, tokens: int = 0) -> None:
+        await self.actor.acquire.remote()
+
+
+class JudgeWorker:
+    """One Ray actor's state: its judge, built once, and an engine over an in-memory store.
+
+    ``rate``: the :class:`SharedRate` actor its engine takes each call's turn from (None: no
+    limit).
+    """
+
+    def __init__(self, recipe: JudgeRecipe, config: EngineConfig, rate: Any = None) -> None:
         self.judge = recipe.build()
-        self.engine = Engine(self.judge, RunStore(":memory:"), config)
+        limiter = None if rate is None else RemoteRate(rate)
+        self.engine = Engine(self.judge, RunStore(":memory:"), config, limiter=limiter)
 
     async def ready(self) -> bool:
         """True once the judge is built (a failed build surfaces here)."""
@@ -98,7 +133,8 @@ class RayExecutor:
         Judge calls in flight per actor (None: 1 for an in-process model, else the judge's own
         limit).
     requests_per_minute : float or None
-        The rate limit shared by all workers, applied by the driver as it dispatches.
+        The rate limit shared by all workers: calls started at the judge a minute, all workers
+        together (bursts of at most one second's allowance).
     num_cpus : float
         CPUs Ray reserves for each actor.
     max_restarts : int
@@ -155,6 +191,8 @@ class RayExecutor:
         )
         self.recipe = JudgeRecipe.of(judge)
         self._actor_class: Any = None
+        self._rate: Any = None
+        """The :class:`SharedRate` actor, started with the first workers when there is a limit."""
         self._numbers = itertools.count()
         self.actors: dict[int, Any] = {}
         """The live worker actors, by number; started by the first run, kept for the next."""
@@ -176,7 +214,6 @@ class RayExecutor:
                 ) from exc
         by_key = {r.key: r for r in requests}
         queue = deque(self._chunks(list(by_key.values())))
-        limiter = RateLimiter(requests_per_minute=self.requests_per_minute)
         verdicts: dict[str, Verdict] = {}
         inflight: dict[Any, tuple[int, list[Request]]] = {}
         restarts = 0
@@ -188,8 +225,6 @@ class RayExecutor:
                 if load[number] >= _QUEUED:
                     break
                 chunk = queue.popleft()
-                for _ in chunk:
-                    await limiter.acquire()
                 ref = self.actors[number].judge_chunk.remote(chunk)
                 self.dispatched.extend(r.key for r in chunk)
                 inflight[ref], load[number] = (number, chunk), load[number] + 1
@@ -227,6 +262,11 @@ class RayExecutor:
             for actor in self.actors.values():
                 ray.kill(actor)
             self.actors.clear()
+        if self._rate is not None:
+            import ray
+
+            ray.kill(self._rate)
+            self._rate = None
 
     def _chunks(self, requests: list[Request]) -> list[list[Request]]:
         """Chunks of a few rounds of a worker's calls, small enough to keep every worker busy."""
@@ -243,10 +283,12 @@ class RayExecutor:
             return
         if self._actor_class is None:
             self._actor_class = ray.remote(JudgeWorker)
+        if self._rate is None and self.requests_per_minute is not None:
+            self._rate = ray.remote(SharedRate).options(num_cpus=0).remote(self.requests_per_minute)
         started = {
             next(self._numbers): self._actor_class.options(
                 max_concurrency=1, num_cpus=self.num_cpus
-            ).remote(self.recipe, self.worker_config)
+            ).remote(self.recipe, self.worker_config, self._rate)
             for _ in range(count)
         }
         try:

@@ -125,6 +125,7 @@ class Engine:
         config: EngineConfig | None = None,
         *,
         executor: Executor | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.judge = judge
         self.store = store
@@ -132,10 +133,11 @@ class Engine:
         self.executor = executor
         """Answers the missing requests in place of calls to the judge (None: call it here)."""
         self.totals = CallStats()
-        self._limiter = RateLimiter(
+        self._limiter = limiter or RateLimiter(
             requests_per_minute=self.config.requests_per_minute,
             tokens_per_minute=self.config.tokens_per_minute,
         )
+        """Paces the calls (``limiter``: one shared with other engines, e.g. Ray workers')."""
         self._meter = BudgetMeter(self.config.budget)
         self._rng = random.Random()
         store.add_secrets(list(judge.secrets()))

@@ -94,15 +94,20 @@ class BudgetMeter:
 class RateLimiter:
     """Requests-per-minute and tokens-per-minute limits as two token buckets.
 
-    A bucket holds up to one minute's allowance and refills continuously, so short bursts pass
-    and the long-run rate never exceeds the limit.
+    A bucket holds up to ``burst_s`` seconds' allowance (one minute's unless told; at least one
+    request) and refills continuously, so short bursts pass and the long-run rate never exceeds
+    the limit: over any t seconds at most ``(burst_s + t) / 60`` times the per-minute limit start.
     """
 
     def __init__(
-        self, *, requests_per_minute: float | None = None, tokens_per_minute: float | None = None
+        self,
+        *,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        burst_s: float = 60.0,
     ) -> None:
         self._buckets = [
-            _Bucket(limit) for limit in (requests_per_minute, tokens_per_minute) if limit
+            _Bucket(limit, burst_s) for limit in (requests_per_minute, tokens_per_minute) if limit
         ]
         self._has_rpm = requests_per_minute is not None and requests_per_minute > 0
         self._lock = asyncio.Lock()
@@ -122,8 +127,8 @@ class RateLimiter:
 
 
 class _Bucket:
-    def __init__(self, per_minute: float) -> None:
-        self.capacity = float(per_minute)
+    def __init__(self, per_minute: float, burst_s: float) -> None:
+        self.capacity = max(1.0, per_minute * burst_s / 60.0)
         self.rate = per_minute / 60.0
         self.level = self.capacity
         self.stamp = time.monotonic()
