@@ -43,7 +43,7 @@ from judgeprobe.sequential import (
     settled,
 )
 from judgeprobe.stats import InvalidParameterError, proportion
-from judgeprobe.stats.sequential import look_alpha, look_level
+from judgeprobe.stats.sequential import SEQUENCE_METHOD, look_alpha, look_level
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 N_ITEMS = 400
@@ -217,7 +217,11 @@ def test_a_planted_effect_fails_and_the_card_shows_the_rounds(tmp_path: Path) ->
     outcome, _ = _audit(tmp_path, "out", flipping(0.4), max_calls=10_000)
     flip = outcome.results["repetition"].finding("decision_flip_rate")
     assert flip.status == "fail"
-    assert flip.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
+    # the flip rate, one outcome per item, has its confidence sequence at the audit's level;
+    # the other findings are computed at the last round's share of it
+    assert (flip.estimate.ci.level, flip.estimate.ci.method) == (0.95, SEQUENCE_METHOD)
+    wasserstein = outcome.results["repetition"].finding("wasserstein_to_l1")
+    assert wasserstein.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
     card = json.loads(outcome.card_paths["json"].read_text(encoding="utf-8"))
     validate_card(card)
     assert card["card_version"] == "1.5"
@@ -300,7 +304,11 @@ def test_the_rounds_print_one_line_each(tmp_path: Path, capsys: pytest.CaptureFi
     judge = CallableJudge(flipping(0.0), name="planted")
     run_audit(_config(tmp_path, "out", max_calls=10_000), judge=judge, write_card=False)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("round ")]
-    assert lines[0].startswith("round 1: 25 items, 50 new calls, level 0.9900; gated findings:")
+    looks = len(UntilDecided(max_calls=1, start_items=25).sizes(N_ITEMS))
+    level = look_level(0.95, 1, looks=looks)
+    assert lines[0].startswith(
+        f"round 1: 25 items, 50 new calls, level {level:.4f}; gated findings:"
+    )
     assert len(lines) >= 2
 
 
@@ -381,7 +389,7 @@ def test_the_command_line_samples_until_decided_within_its_call_budget(tmp_path:
     common = ("audit", "audit.yaml")
     done = _cli(*common, "--until-decided", "--call-budget", "5000", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "round 1: 50 items, " in done.stderr
+    assert "round 1: 20 items, " in done.stderr  # the default first round
     card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
     assert card["rounds"]["max_calls"] == 5000 and card["rounds"]["stopped"] == "decided"
     assert "Traceback" not in done.stderr

@@ -2,7 +2,8 @@
 
 An audit run with ``engine.until_decided`` stores its rounds (:mod:`judgeprobe.sequential`)
 beside its results; the card copies them: per round the items audited, the new judge calls,
-the confidence level the round was decided at, and how many gated findings it decided. The
+the confidence level the round was decided at, and how many gated findings it decided (and,
+for a probe whose rounds add reproduction trials, its trials). The
 statuses the card reports are the last round's, as stored.
 """
 
@@ -36,6 +37,8 @@ def card_rounds(results: Mapping[str, Any]) -> dict[str, Any] | None:
         row: dict[str, Any] = {key: int(entry[key]) for key in _FIELDS}
         row["level"] = float(entry["level"])
         row["alpha"] = float(entry["alpha"])
+        if entry.get("trials"):
+            row["trials"] = {str(k): int(v) for k, v in entry["trials"].items()}
         rounds.append(row)
     stopped = stored.get("stopped")
     return {
