@@ -28,67 +28,67 @@ bootstrap intervals of distances and paired tests, not one bounded mean. Its pri
 when rounds grow geometrically: few looks are made, and the level of the r-th one grows only
 as ``log r`` in the normal quantile.
 
-A per-item rate needs no share of the looks at all. When a finding is the share of items with
-some outcome, and a longer prefix of the items only appends outcomes, its evidence is one
-stream of observations in [0, 1], and a *confidence sequence* covers its true rate at every
-number of items at once. :func:`proportion_sequence` is the beta-binomial mixture one (Robbins
-1970, "Statistical methods related to the law of the iterated logarithm", Ann. Math. Statist.
-41:1397-1409; Howard, Ramdas, McAuliffe and Sekhon 2021, section 3, the conjugate mixture
-for Bernoulli and bounded observations): for a prior ``pi`` on the rate ``q``,
+A per-item rate's *pass side* needs no share of the looks at all. When a finding is the share
+of items with some outcome, and a longer prefix of the items only appends outcomes, its evidence
+is one stream of observations in [0, 1]. For a prior ``pi`` on the rate ``q``,
 
     M_n(p) = integral of prod_i (q / p)**x_i ((1 - q) / (1 - p))**(1 - x_i) dpi(q)
            = B(a + k, b + n - k) / (B(a, b) p**k (1 - p)**(n - k))   for pi = Beta(a, b),
 
 is a nonnegative martingale with mean 1 under the true rate ``p`` (a supermartingale for
-observations in [0, 1] with mean ``p``, as each factor is convex in ``x_i``), so by Ville's
-inequality ``P(M_n(p) >= 1 / alpha for some n) <= alpha``. The set ``{p : M_n(p) < 1 / alpha}``
-is an interval (``log M_n`` is convex in ``p``) that holds the true rate at every ``n`` with
-probability ``1 - alpha``: looking after every round costs nothing, and ``1 / M_n(b)`` is an
-anytime-valid p-value for a claim that the rate lies beyond ``b``. A finite mixture of beta
-priors is one too. The prior is fixed before the data: :func:`threshold_prior` puts it on the
-finding's thresholds, the rates whose side the audit must tell.
+observations in [0, 1] with mean ``p``, each factor being convex in ``x_i``), so by Ville's
+inequality ``P(M_n(p) >= 1 / alpha for some n) <= alpha``: the beta-binomial mixture
+boundary (Robbins 1970, "Statistical methods related to the law of the iterated logarithm",
+Ann. Math. Statist. 41:1397-1409; Howard, Ramdas, McAuliffe and Sekhon 2021, section 3).
+``log M_n`` is convex in ``p`` with its minimum at ``k / n``, so the rates beyond the bound of
+:func:`sequence_bound` are rejected together, at every ``n`` at once, and ``1 / M_n(t)`` is an
+anytime-valid p-value for the claim that the rate lies on the near side of ``t``
+(:func:`sequence_pvalue`).
 
-This is the tighter construction the package uses where it applies: a rate of 0 of ``n`` passes
-below a warn threshold of 0.05 after about 90 items at 95 %, where the spending of 7 looks needs
-140. The maintained library for it, ``confseq``, had no release since 2023 and ships sources
-to compile only, so the construction is written here (scipy's log-beta function does the work).
+The sequential audit uses it for the side of a rate that a *pass* rests on: a pass needs every
+rate at or beyond the pass threshold rejected, which for a judge with few or no bad events is
+evidence that grows by ``1 / (1 - t)`` per clean item, whatever the number of looks. The prior
+(:func:`pass_prior`) is fixed before the data: Jeffreys' shape with its mean on the pass
+threshold. The bad side (a warn or a fail) gets the exact fixed-n interval at a round's share
+of the looks, which on the planted judges of ``benchmarks/until_decided.py`` decides an effect with
+fewer items than any mixture tried (the mixture's price at the tens to hundreds of items an
+audit has is larger than ``log K`` for the ``K`` looks of a geometric schedule). Each side at
+``alpha / 2``, the two together miss with probability at most ``alpha``, as a two-sided
+interval at ``1 - alpha`` does.
+
+The maintained library for confidence sequences, ``confseq``, has had no release since 2023 and
+ships sources to compile only, so the construction is written here (scipy's log-beta function
+does the work).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from scipy.optimize import brentq
 from scipy.special import betaln, logsumexp
 
 from judgeprobe.stats._validation import InvalidParameterError, check_level
 from judgeprobe.stats.proportions import _check_k_n
-from judgeprobe.stats.result import ConfidenceInterval, Estimate
 
 __all__ = [
-    "JEFFREYS",
     "SEQUENCE_METHOD",
     "BetaPrior",
     "log_mixture_martingale",
     "look_alpha",
     "look_level",
-    "proportion_sequence",
+    "pass_prior",
+    "sequence_bound",
     "sequence_pvalue",
-    "threshold_prior",
 ]
 
-SEQUENCE_METHOD = "beta-binomial mixture confidence sequence"
-"""The ``ConfidenceInterval.method`` of :func:`proportion_sequence`."""
+SEQUENCE_METHOD = (
+    "clopper-pearson at the round's share (bad side), beta-binomial mixture (pass side)"
+)
+"""The ``ConfidenceInterval.method`` of a per-item rate in a sequential audit."""
 
 BetaPrior = tuple[tuple[float, float, float], ...]
 """A finite mixture of beta priors: ``(weight, a, b)`` per component, weights summing to 1."""
-
-JEFFREYS: BetaPrior = ((1.0, 0.5, 0.5),)
-"""The prior of a rate with no threshold: Jeffreys' Beta(1/2, 1/2)."""
-
-CONCENTRATION = 10.0
-"""``a + b`` of each component of :func:`threshold_prior`: a prior as informative as 10 items."""
 
 
 def look_alpha(alpha: float, look: int, *, looks: int | None = None) -> float:
@@ -128,30 +128,24 @@ def look_level(level: float, look: int, *, looks: int | None = None) -> float:
     return 1.0 - look_alpha(1.0 - level, look, looks=looks)
 
 
-def threshold_prior(
-    values: Sequence[float | None], *, concentration: float = CONCENTRATION
-) -> BetaPrior:
-    """An equal mixture of beta priors centred on the rates in ``values`` (a finding's warn and
-    fail thresholds), each ``Beta(c t, c (1 - t))`` with ``c = concentration``; Jeffreys' when
-    none lies in (0, 1). The thresholds are fixed before the data, so the prior is too.
+def pass_prior(threshold: float, *, higher_is_worse: bool) -> BetaPrior:
+    """The prior of a rate's pass side: Jeffreys' shape, ``Beta(1/2, b)`` (``Beta(a, 1/2)``
+    when lower is worse), with its mean on the pass threshold (clamped to [0.001, 0.999]).
 
     Examples
     --------
-    >>> threshold_prior([0.05, 0.10])
-    ((0.5, 0.5, 9.5), (0.5, 1.0, 9.0))
-    >>> threshold_prior([None]) == JEFFREYS
-    True
+    >>> pass_prior(0.05, higher_is_worse=True)
+    ((1.0, 0.5, 9.5),)
+    >>> pass_prior(0.8, higher_is_worse=False)
+    ((1.0, 2.0, 0.5),)
     """
-    rates = sorted({min(0.99, max(0.01, float(v))) for v in values if v is not None})
-    if not rates:
-        return JEFFREYS
-    weight = 1.0 / len(rates)
-    return tuple(
-        (weight, round(concentration * t, 12), round(concentration * (1.0 - t), 12)) for t in rates
-    )
+    t = min(0.999, max(0.001, float(threshold)))
+    if higher_is_worse:
+        return ((1.0, 0.5, round(0.5 * (1.0 - t) / t, 12)),)
+    return ((1.0, round(0.5 * t / (1.0 - t), 12), 0.5),)
 
 
-def log_mixture_martingale(k: int, n: int, p: float, prior: BetaPrior = JEFFREYS) -> float:
+def log_mixture_martingale(k: int, n: int, p: float, prior: BetaPrior) -> float:
     """``log M_n(p)`` of the module: the evidence of ``k`` of ``n`` against the rate ``p``.
 
     Examples
@@ -168,58 +162,52 @@ def log_mixture_martingale(k: int, n: int, p: float, prior: BetaPrior = JEFFREYS
     return float(marginal - likelihood)
 
 
-def proportion_sequence(
-    k: int, n: int, *, confidence_level: float = 0.95, prior: BetaPrior = JEFFREYS
-) -> Estimate:
-    """The rate ``k / n`` with its confidence sequence at ``confidence_level`` (see the module):
-    an interval that holds the true rate at every ``n`` of the stream at once.
+def sequence_bound(k: int, n: int, alpha: float, *, upper: bool, prior: BetaPrior) -> float:
+    """The one-sided confidence-sequence bound of ``k`` of ``n``: the rates above it (below it
+    when not ``upper``) are rejected at ``alpha``, at every ``n`` at once (see the module).
 
     Examples
     --------
-    >>> proportion_sequence(0, 90, prior=threshold_prior([0.05, 0.10])).ci.high < 0.05
+    >>> prior = pass_prior(0.05, higher_is_worse=True)
+    >>> sequence_bound(0, 102, 0.025, upper=True, prior=prior) < 0.05  # passes
     True
-    >>> proportion_sequence(0, 0).defined
+    >>> sequence_bound(0, 68, 0.025, upper=True, prior=prior) < 0.05
     False
     """
     k, n = _check_k_n(k, n)
-    level = check_level(confidence_level)
-    counts = {"k": k, "n": n}
+    check_level(1.0 - alpha)
     if n == 0:
-        nan = math.nan
-        return Estimate(nan, ConfidenceInterval(nan, nan, level, ""), 0, counts, "no trials")
-    bar = math.log(1.0 / (1.0 - level))
-    rate = k / n
+        return 1.0 if upper else 0.0
+    bar, rate, tiny = math.log(1.0 / alpha), k / n, 1e-12
 
     def excess(p: float) -> float:
         return log_mixture_martingale(k, n, p, prior) - bar
 
-    tiny = 1e-12
-    low = 0.0 if k == 0 else float(brentq(excess, tiny, min(rate, 1.0 - tiny)))
-    high = 1.0 if k == n else float(brentq(excess, max(rate, tiny), 1.0 - tiny))
-    return Estimate(rate, ConfidenceInterval(low, high, level, SEQUENCE_METHOD), n, counts)
+    if upper:
+        return 1.0 if k == n else float(brentq(excess, max(rate, tiny), 1.0 - tiny))
+    return 0.0 if k == 0 else float(brentq(excess, tiny, min(rate, 1.0 - tiny)))
 
 
-def sequence_pvalue(
-    k: int, n: int, bound: float, *, higher_is_worse: bool, prior: BetaPrior = JEFFREYS
-) -> float:
-    """Anytime-valid p-value of the claim that the rate lies beyond ``bound`` (above it when
-    ``higher_is_worse``): ``min(1, 1 / M_n(bound))`` when ``k / n`` lies beyond it, else 1.
+def sequence_pvalue(k: int, n: int, bound: float, *, below: bool, prior: BetaPrior) -> float:
+    """Anytime-valid p-value of the claim that the rate lies below ``bound`` (above it when not
+    ``below``): ``min(1, 1 / M_n(bound))`` when ``k / n`` lies on that side, else 1.
 
-    Valid at every ``n`` at once: a rate not beyond ``bound`` makes it ``<= a`` at some ``n``
-    with probability at most ``a`` (``M_n`` falls from the estimate outwards, so the true rate's
+    Valid at every ``n`` at once: a rate not on that side makes it ``<= a`` at some ``n`` with
+    probability at most ``a`` (``M_n`` grows from the estimate outwards, so the true rate's
     martingale is at least ``M_n(bound)``).
 
     Examples
     --------
-    >>> sequence_pvalue(30, 100, 0.10, higher_is_worse=True) < 0.001
+    >>> prior = pass_prior(0.05, higher_is_worse=True)
+    >>> sequence_pvalue(0, 150, 0.05, below=True, prior=prior) < 0.01
     True
-    >>> sequence_pvalue(5, 100, 0.10, higher_is_worse=True)
+    >>> sequence_pvalue(10, 100, 0.05, below=True, prior=prior)
     1.0
     """
     k, n = _check_k_n(k, n)
     if n == 0 or not 0.0 < bound < 1.0:
         return 1.0
     rate = k / n
-    if (rate <= bound) if higher_is_worse else (rate >= bound):
+    if (rate >= bound) if below else (rate <= bound):
         return 1.0
     return float(min(1.0, math.exp(-log_mixture_martingale(k, n, bound, prior))))
