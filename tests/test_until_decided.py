@@ -407,3 +407,57 @@ def test_the_command_line_options_need_each_other() -> None:
         command_line_options(None, until_decided=True, call_budget=None)
     with pytest.raises(ConfigError, match=r"--call-budget 50: .*add --until-decided"):
         command_line_options(None, until_decided=False, call_budget=50)
+
+
+# -- trials as well as items -------------------------------------------------------------------
+def _lexicon_flipper(request: Request) -> str:
+    """Refuses every item under the base wording; under variant lexicon-1 it complies on every
+    third item in one run of two (a flip that reproduces as an alternation, not a change)."""
+    k = int(request.field_map["prompt"].rsplit(" ", 1)[-1])
+    variant = request.rubric.name.partition("/")[2]
+    if variant == "lexicon-1" and k % 3 == 0:
+        draw = hashlib.blake2b(request.key.encode(), digest_size=8).digest()
+        return "false" if draw[0] % 2 else "true"
+    return "true"
+
+
+def test_rounds_add_reproduction_trials_while_the_trial_findings_are_undecided() -> None:
+    from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
+
+    rubric = builtin_rubric("refusal")
+    items = [PointwiseItem(f"i{k}", f"request number {k}", f"response number {k}")
+             for k in range(90)]  # fmt: skip
+    share = Threshold(warn=0.5, fail=0.9)
+
+    def prepare(result: Any) -> Any:
+        result.findings = [
+            f.with_threshold(share if f.name == "deterministic_share" else None)
+            for f in result.findings
+        ]
+        return result
+
+    probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=50)
+    engine = Engine(CallableJudge(_lexicon_flipper, name="flipper"), RunStore(":memory:"),
+                    EngineConfig(progress=False))  # fmt: skip
+    options = UntilDecided(max_calls=100_000, start_items=20, growth=2.0, max_trials=3)
+    seen: list[tuple[Round, list[Finding]]] = []
+    outcome = run_blocking(
+        run_until_decided(
+            [Audited("policy", probe, items, rubric)],
+            engine,
+            options,
+            prepare=prepare,
+            on_round=lambda results, record: seen.append((record, results["policy"].findings)),
+        )
+    )
+    trials = [record.trials["policy"] for record in outcome.rounds]
+    assert trials[:3] == [1, 2, 3]  # x2 while undecided, capped at max_trials
+    assert [record.items for record in outcome.rounds][:2] == [20, 40]
+    assert "policy 2 trials" in outcome.rounds[1].line()
+    # the trial count is chosen from the data, so round r spends 1/r of its share
+    for record, findings in seen:
+        gated = [f for f in findings if f.threshold is not None and f.estimate.defined]
+        assert gated
+        expected = 1 - look_alpha(0.05, record.round, looks=len(options.sizes(90))) / record.round
+        assert gated[0].estimate.ci.level == pytest.approx(expected)
+    assert "trials" in outcome.rounds[0].to_dict()
