@@ -22,9 +22,9 @@ grid of looks is the simplest of the constructions in Howard, Ramdas, McAuliffe 
 49:1055-1080). A false fail at any round needs an interval that misses, so it stays at most
 ``alpha`` too.
 
-The construction holds for any estimator whose fixed-n interval is valid, which is why it was
-chosen over a dedicated confidence-sequence library: the probes' findings are Wilson intervals,
-bootstrap intervals of distances and paired tests, not one bounded mean. Its price is small
+The spending holds for any estimator whose fixed-n interval is valid, which is why every
+finding keeps it: the probes' findings are Wilson intervals, bootstrap intervals of distances
+and paired tests, not one bounded mean. Its price is small
 when rounds grow geometrically: few looks are made, and the level of the r-th one grows only
 as ``log r`` in the normal quantile.
 
@@ -50,8 +50,8 @@ rate at or beyond the pass threshold rejected, which for a judge with few or no 
 evidence that grows by ``1 / (1 - t)`` per clean item, whatever the number of looks. The prior
 (:func:`pass_prior`) is fixed before the data: Jeffreys' shape with its mean on the pass
 threshold. The bad side (a warn or a fail) gets the exact fixed-n interval at a round's share
-of the looks, which on the planted judges of ``benchmarks/until_decided.py`` decides an effect with
-fewer items than any mixture tried (the mixture's price at the tens to hundreds of items an
+of the looks, which on the planted judges of ``benchmarks/until_decided.py`` decides an effect
+with fewer items than any mixture tried (the mixture's price at the tens to hundreds of items an
 audit has is larger than ``log K`` for the ``K`` looks of a geometric schedule). Each side at
 ``alpha / 2``, the two together miss with probability at most ``alpha``, as a two-sided
 interval at ``1 - alpha`` does.
