@@ -29,6 +29,7 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.report.rounds import card_rounds, rounds_sentence
 from judgeprobe.report.schema import validate_card
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
@@ -36,6 +37,7 @@ from judgeprobe.running import run_blocking
 from judgeprobe.sequential import (
     Audited,
     Round,
+    Sequential,
     UntilDecided,
     command_line_options,
     run_until_decided,
@@ -461,3 +463,8 @@ def test_rounds_add_reproduction_trials_while_the_trial_findings_are_undecided()
         expected = 1 - look_alpha(0.05, record.round, looks=len(options.sizes(90))) / record.round
         assert gated[0].estimate.ci.level == pytest.approx(expected)
     assert "trials" in outcome.rounds[0].to_dict()
+    stored = {"_rounds": Sequential.to_dict(outcome)}
+    sentence = rounds_sentence(card_rounds(stored) or {})
+    assert (
+        f"Reproduction trials of policy, round by round: {', '.join(map(str, trials))}." in sentence
+    )

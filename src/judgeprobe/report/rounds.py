@@ -72,6 +72,10 @@ def rounds_sentence(rounds: Mapping[str, Any]) -> str:
         f"decided at its own level ({rounds['method']}), so the error rate over every round "
         f"stays at {rounds['alpha']}; the statuses shown are the last round's."
     )
+    grown = sorted({name for row in rounds["rounds"] for name in row.get("trials", {})})
+    for name in grown:
+        counts = ", ".join(str(row.get("trials", {}).get(name, "-")) for row in rounds["rounds"])
+        text += f" Reproduction trials of {name}, round by round: {counts}."
     if rounds.get("cut_round") is not None:
         text += f" Round {rounds['cut_round']} was cut short by the budget and is not shown."
     return text
