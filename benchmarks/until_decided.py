@@ -35,7 +35,7 @@ verdicts (false fail for the invariant and at-threshold judges, power for the ef
 Wilson 95 % intervals. Goal: at least 3x fewer calls, false fail <= 5 %, power >= 80 %. Run from
 the repository root::
 
-    PYTHONPATH=src .venv/bin/python benchmarks/until_decided.py --sims 200
+    PYTHONPATH=src .venv/bin/python benchmarks/until_decided.py --sims 2000 --engine-sims 40
 """
 
 from __future__ import annotations
