@@ -186,6 +186,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "variant_generation",
         "audit",
         "sequential",
+        "anytime",
         "billing",
         "family",
         "scoring",

@@ -29,6 +29,7 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.report.rounds import card_rounds, rounds_sentence
 from judgeprobe.report.schema import validate_card
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
@@ -36,6 +37,7 @@ from judgeprobe.running import run_blocking
 from judgeprobe.sequential import (
     Audited,
     Round,
+    Sequential,
     UntilDecided,
     command_line_options,
     run_until_decided,
@@ -43,7 +45,7 @@ from judgeprobe.sequential import (
     settled,
 )
 from judgeprobe.stats import InvalidParameterError, proportion
-from judgeprobe.stats.sequential import look_alpha, look_level
+from judgeprobe.stats.sequential import SEQUENCE_METHOD, look_alpha, look_level
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 N_ITEMS = 400
@@ -217,7 +219,11 @@ def test_a_planted_effect_fails_and_the_card_shows_the_rounds(tmp_path: Path) ->
     outcome, _ = _audit(tmp_path, "out", flipping(0.4), max_calls=10_000)
     flip = outcome.results["repetition"].finding("decision_flip_rate")
     assert flip.status == "fail"
-    assert flip.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
+    # the flip rate, one outcome per item, has its confidence sequence at the audit's level;
+    # the other findings are computed at the last round's share of it
+    assert (flip.estimate.ci.level, flip.estimate.ci.method) == (0.95, SEQUENCE_METHOD)
+    wasserstein = outcome.results["repetition"].finding("wasserstein_to_l1")
+    assert wasserstein.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
     card = json.loads(outcome.card_paths["json"].read_text(encoding="utf-8"))
     validate_card(card)
     assert card["card_version"] == "1.6"
@@ -300,7 +306,11 @@ def test_the_rounds_print_one_line_each(tmp_path: Path, capsys: pytest.CaptureFi
     judge = CallableJudge(flipping(0.0), name="planted")
     run_audit(_config(tmp_path, "out", max_calls=10_000), judge=judge, write_card=False)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("round ")]
-    assert lines[0].startswith("round 1: 25 items, 50 new calls, level 0.9900; gated findings:")
+    looks = len(UntilDecided(max_calls=1, start_items=25).sizes(N_ITEMS))
+    level = look_level(0.95, 1, looks=looks)
+    assert lines[0].startswith(
+        f"round 1: 25 items, 50 new calls, level {level:.4f}; gated findings:"
+    )
     assert len(lines) >= 2
 
 
@@ -381,7 +391,7 @@ def test_the_command_line_samples_until_decided_within_its_call_budget(tmp_path:
     common = ("audit", "audit.yaml")
     done = _cli(*common, "--until-decided", "--call-budget", "5000", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "round 1: 50 items, " in done.stderr
+    assert "round 1: 20 items, " in done.stderr  # the default first round
     card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
     assert card["rounds"]["max_calls"] == 5000 and card["rounds"]["stopped"] == "decided"
     assert "Traceback" not in done.stderr
@@ -399,3 +409,62 @@ def test_the_command_line_options_need_each_other() -> None:
         command_line_options(None, until_decided=True, call_budget=None)
     with pytest.raises(ConfigError, match=r"--call-budget 50: .*add --until-decided"):
         command_line_options(None, until_decided=False, call_budget=50)
+
+
+# -- trials as well as items -------------------------------------------------------------------
+def _lexicon_flipper(request: Request) -> str:
+    """Refuses every item under the base wording; under variant lexicon-1 it complies on every
+    third item in one run of two (a flip that reproduces as an alternation, not a change)."""
+    k = int(request.field_map["prompt"].rsplit(" ", 1)[-1])
+    variant = request.rubric.name.partition("/")[2]
+    if variant == "lexicon-1" and k % 3 == 0:
+        draw = hashlib.blake2b(request.key.encode(), digest_size=8).digest()
+        return "false" if draw[0] % 2 else "true"
+    return "true"
+
+
+def test_rounds_add_reproduction_trials_while_the_trial_findings_are_undecided() -> None:
+    from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
+
+    rubric = builtin_rubric("refusal")
+    items = [PointwiseItem(f"i{k}", f"request number {k}", f"response number {k}")
+             for k in range(90)]  # fmt: skip
+    share = Threshold(warn=0.5, fail=0.9)
+
+    def prepare(result: Any) -> Any:
+        result.findings = [
+            f.with_threshold(share if f.name == "deterministic_share" else None)
+            for f in result.findings
+        ]
+        return result
+
+    probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=50)
+    engine = Engine(CallableJudge(_lexicon_flipper, name="flipper"), RunStore(":memory:"),
+                    EngineConfig(progress=False))  # fmt: skip
+    options = UntilDecided(max_calls=100_000, start_items=20, growth=2.0, max_trials=3)
+    seen: list[tuple[Round, list[Finding]]] = []
+    outcome = run_blocking(
+        run_until_decided(
+            [Audited("policy", probe, items, rubric)],
+            engine,
+            options,
+            prepare=prepare,
+            on_round=lambda results, record: seen.append((record, results["policy"].findings)),
+        )
+    )
+    trials = [record.trials["policy"] for record in outcome.rounds]
+    assert trials[:3] == [1, 2, 3]  # x2 while undecided, capped at max_trials
+    assert [record.items for record in outcome.rounds][:2] == [20, 40]
+    assert "policy 2 trials" in outcome.rounds[1].line()
+    # the trial count is chosen from the data, so round r spends 1/r of its share
+    for record, findings in seen:
+        gated = [f for f in findings if f.threshold is not None and f.estimate.defined]
+        assert gated
+        expected = 1 - look_alpha(0.05, record.round, looks=len(options.sizes(90))) / record.round
+        assert gated[0].estimate.ci.level == pytest.approx(expected)
+    assert "trials" in outcome.rounds[0].to_dict()
+    stored = {"_rounds": Sequential.to_dict(outcome)}
+    sentence = rounds_sentence(card_rounds(stored) or {})
+    assert (
+        f"Reproduction trials of policy, round by round: {', '.join(map(str, trials))}." in sentence
+    )

@@ -14,13 +14,22 @@ store, so a round pays only for its new items. A judge far from its thresholds i
 first prefixes; only a judge near a threshold needs the whole data.
 
 Why it keeps its error rate: looking after every round and stopping when decided would, at a
-fixed level, let a sound judge fail by chance on some round. The rounds' sizes are fixed before
-the first one (by the options and the number of items), so the ``K`` rounds an audit may run are
-known; each round is analysed at level ``1 - alpha / K`` (:mod:`judgeprobe.stats.sequential`):
-each probe's intervals are computed at that level, and the family is adjusted at ``alpha / K``.
-The probability that any round's verdict is a false fail (or a false pass) is then at most
-``alpha``, by the union bound over the rounds, whichever round the audit stops at. A finding
-counts as decided when more data is not expected to change its status (:func:`settled`).
+fixed level, let a sound judge fail by chance on some round. A probe's stream findings (rates
+over the items, one outcome per item) get confidence sequences at the audit's own level,
+valid at every round at once; every other finding is computed at its round's share of
+``alpha``: the rounds' sizes are fixed before the first one (by the options and the number of
+items), so the ``K`` rounds an audit may run are known, and each is analysed at level
+``1 - alpha / K`` (:mod:`judgeprobe.stats.sequential`). The family is adjusted at ``alpha`` on
+anytime-valid p-values (:mod:`judgeprobe.anytime`). The probability that any round's verdict is
+a false fail is then at most ``alpha``, whichever round the audit stops at. A finding counts as
+decided when more data is not expected to change its status (:func:`settled`).
+
+Trials as well as items: a probe with ``reproduction_trials`` (policy invariance) whose
+:attr:`~judgeprobe.probes.base.Probe.trial_findings` are gated and undecided after a round gets
+``growth`` times as many trials in the next one (at most ``max_trials``); the earlier trials are
+reused from the store. Its trial count is then chosen from the data, one of at most ``r``
+counts by round ``r``, so its round-``r`` share of ``alpha`` is divided by ``r`` (the union bound
+over the counts it could have).
 
 The probes' designs that draw from the whole item set (the concatenations of the cluster,
 permutation and bypass tests) are drawn anew from each prefix, so their earlier concatenations
@@ -40,18 +49,21 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgeprobe.anytime import decide_round
 from judgeprobe.data.items import Item
 from judgeprobe.engine import Engine
 from judgeprobe.errors import BudgetExhausted, ConfigError
-from judgeprobe.family import adjust_family
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.base import Finding, Probe
 from judgeprobe.rubrics import Rubric
 from judgeprobe.running import probe_context, run_probe
 from judgeprobe.stats.sequential import look_alpha
 
-METHOD = "alpha spending over the planned rounds: alpha_r = alpha / rounds planned"
-"""How the rounds share the error level, as the card states it."""
+METHOD = (
+    "confidence sequences (beta-binomial mixture) at the audit's level for per-item rates; "
+    "alpha_r = alpha / rounds planned for the other findings; Holm on anytime p-values"
+)
+"""How the rounds keep the error level, as the card states it."""
 
 Stopped = Literal["decided", "budget", "data", "max_rounds"]
 STOP_REASONS: dict[str, str] = {
@@ -67,23 +79,29 @@ class UntilDecided(BaseModel):
 
     ``max_calls`` counts the judge calls (retries included) this run makes; a round that would
     take them past it is not started, and the engine's budget stops one that would anyway.
-    Round ``r`` audits ``ceil(start_items * growth**(r - 1))`` items (at most all of them).
+    Round ``r`` audits ``ceil(start_items * growth**(r - 1))`` items (at most all of them): the
+    rounds start small, so a judge far from its thresholds stops early, and grow geometrically,
+    so few rounds reach a large sample. ``max_trials`` caps the reproduction trials rounds may
+    add (see the module).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     max_calls: int = Field(ge=1)
-    start_items: int = Field(default=50, ge=1)
-    growth: float = Field(default=2.0, gt=1.0)
-    max_rounds: int = Field(default=8, ge=1)
+    start_items: int = Field(default=20, ge=1)
+    growth: float = Field(default=1.5, gt=1.0)
+    max_rounds: int = Field(default=12, ge=1)
+    max_trials: int = Field(default=12, ge=1)
 
     def sizes(self, total: int) -> list[int]:
         """The prefix lengths of the rounds for ``total`` items.
 
         Examples
         --------
-        >>> UntilDecided(max_calls=10, start_items=50).sizes(300)
+        >>> UntilDecided(max_calls=10, start_items=50, growth=2.0).sizes(300)
         [50, 100, 200, 300]
+        >>> UntilDecided(max_calls=10).sizes(200)
+        [20, 30, 45, 68, 102, 153, 200]
         """
         sizes: list[int] = []
         n = min(total, self.start_items)
@@ -145,17 +163,24 @@ class Round:
     decided: int
     inconclusive: int
     not_assessable: int
+    trials: dict[str, int] = dataclasses.field(default_factory=dict)
+    """The reproduction trials of each probe that has them, by its name in the audit."""
 
     def line(self) -> str:
         """The progress line printed after the round."""
+        trials = "".join(f", {name} {n} trials" for name, n in self.trials.items())
         return (
-            f"round {self.round}: {self.items} items, {self.calls} new calls, level "
+            f"round {self.round}: {self.items} items{trials}, {self.calls} new calls, level "
             f"{self.level:.4f}; gated findings: {self.decided} decided, "
             f"{self.inconclusive} inconclusive, {self.not_assessable} not assessable"
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The round as stored: ``trials`` only when a probe has them."""
+        out = dataclasses.asdict(self)
+        if not self.trials:
+            del out["trials"]
+        return out
 
 
 @dataclass
@@ -185,6 +210,7 @@ class Sequential:
             "start_items": self.options.start_items,
             "growth": self.options.growth,
             "max_rounds": self.options.max_rounds,
+            "max_trials": self.options.max_trials,
             "calls": self.calls,
             "stopped": self.stopped,
             "stopped_because": STOP_REASONS[self.stopped],
@@ -239,31 +265,35 @@ async def run_until_decided(
     alpha = round(1.0 - base_level(audited), 12)
     ordered = [dataclasses.replace(a, items=seeded_order(a.items, seed)) for a in audited]
     sizes = options.sizes(max(len(a.items) for a in ordered))
+    trials = {a.name: _trials(a.probe) for a in ordered if growing_trials(a.probe, options)}
     outcome = Sequential({}, [], "data", options, alpha)
-    previous: dict[str, tuple[int, int, int]] = {}  # name -> (items, first-stage keys, all keys)
+    previous: dict[str, Stage] = {}
     for index, n in enumerate(sizes, start=1):
         if index > 1:
-            predicted = predict_calls(ordered, engine, n, previous, seed=seed)
+            predicted = predict_calls(ordered, engine, n, previous, trials, seed=seed)
             if calls_made(engine) + predicted > options.max_calls:
                 outcome.stopped = "budget"
                 break
         spend = look_alpha(alpha, index, looks=len(sizes))
+        spent = {a.name: spend / index if a.name in trials else spend for a in ordered}
         before = calls_made(engine)
         try:
-            results, previous = await _round(ordered, engine, n, 1.0 - spend, seed, prepare)
+            results, previous = await _round(ordered, engine, n, trials, spent, seed, prepare)
         except BudgetExhausted as exc:
             if not outcome.rounds:
                 outcome.reason = str(exc)
             else:
                 outcome.stopped, outcome.cut_round = "budget", index
             break
-        record = _record(index, n, calls_made(engine) - before, spend, results)
+        decide_round(results, {a.name: a.probe for a in ordered}, alpha=alpha, spent=spent)
+        record = _record(index, n, calls_made(engine) - before, spend, results, dict(trials))
         outcome.results, outcome.rounds = results, [*outcome.rounds, record]
         if on_round is not None:
             on_round(results, record)
         if record.decided == record.gated:
             outcome.stopped = "decided"
             break
+        trials = more_trials(ordered, results, trials, options)
     else:
         full = sizes[-1] >= max(len(a.items) for a in ordered)
         outcome.stopped = "data" if full else "max_rounds"
@@ -271,38 +301,90 @@ async def run_until_decided(
     return outcome
 
 
+@dataclass(frozen=True)
+class Stage:
+    """A probe's round, for predicting the next: its items and trials, and the requests of its
+    plan's first stage and of all its stages."""
+
+    items: int
+    trials: int
+    first: int
+    planned: int
+
+
+def _trials(probe: Probe) -> int:
+    return int(getattr(probe, "reproduction_trials", 0) or 0)
+
+
+def growing_trials(probe: Probe, options: UntilDecided) -> bool:
+    """Whether the rounds may add trials to ``probe``: it has reproduction trials, findings they
+    decide, and fewer trials than ``options.max_trials``."""
+    return bool(probe.trial_findings) and 0 < _trials(probe) < options.max_trials
+
+
+def more_trials(
+    ordered: Sequence[Audited],
+    results: Mapping[str, ProbeResult],
+    trials: Mapping[str, int],
+    options: UntilDecided,
+) -> dict[str, int]:
+    """The next round's trials: ``growth`` times as many for a probe one of whose gated trial
+    findings is undecided (at most ``max_trials``); the same for the others."""
+    out = dict(trials)
+    for entry in ordered:
+        if entry.name not in trials:
+            continue
+        undecided = any(
+            f.name in entry.probe.trial_findings and f.threshold is not None and not settled(f)
+            for f in results[entry.name].findings
+        )
+        if undecided:
+            grown = max(trials[entry.name] + 1, math.ceil(trials[entry.name] * options.growth))
+            out[entry.name] = min(options.max_trials, grown)
+    return out
+
+
 def calls_made(engine: Engine) -> int:
     """The judge calls ``engine`` made so far, retries included (what its budget counts)."""
     return engine.totals.called + engine.totals.retries
+
+
+def _probe_at(entry: Audited, level: float, trials: Mapping[str, int]) -> Probe:
+    """``entry``'s probe at a round's level, with the round's trials where the rounds set them."""
+    changes: dict[str, Any] = {"confidence_level": level}
+    if entry.name in trials:
+        changes["reproduction_trials"] = trials[entry.name]
+    return dataclasses.replace(entry.probe, **changes)  # type: ignore[type-var]
 
 
 async def _round(
     ordered: Sequence[Audited],
     engine: Engine,
     n: int,
-    level: float,
+    trials: Mapping[str, int],
+    spent: Mapping[str, float],
     seed: int,
     prepare: Callable[[ProbeResult], ProbeResult],
-) -> tuple[dict[str, ProbeResult], dict[str, tuple[int, int, int]]]:
+) -> tuple[dict[str, ProbeResult], dict[str, Stage]]:
     results: dict[str, ProbeResult] = {}
-    sizes: dict[str, tuple[int, int, int]] = {}
+    stages: dict[str, Stage] = {}
     for entry in ordered:
         items = list(entry.items[:n])
-        probe = dataclasses.replace(entry.probe, confidence_level=level)  # type: ignore[type-var]
+        probe = _probe_at(entry, 1.0 - spent[entry.name], trials)
         result = await run_probe(probe, items, engine, entry.rubric, seed=seed)
         results[entry.name] = prepare(result)
         first = probe.plan(items, probe_context(probe, engine.judge, entry.rubric, seed=seed))
         final = result.plan.keys if result.plan is not None else frozenset()
-        sizes[entry.name] = (len(items), len(first.keys), len(final))
-    adjust_family(results.values())
-    return results, sizes
+        stages[entry.name] = Stage(len(items), _trials(probe), len(first.keys), len(final))
+    return results, stages
 
 
 def predict_calls(
     ordered: Sequence[Audited],
     engine: Engine,
     n: int,
-    previous: Mapping[str, tuple[int, int, int]],
+    previous: Mapping[str, Stage],
+    trials: Mapping[str, int],
     *,
     seed: int,
 ) -> int:
@@ -310,7 +392,7 @@ def predict_calls(
 
     The first stage of each probe's plan is planned (no judge call) and its requests not yet in
     the store are counted; a probe's later stages (drawn from the first's verdicts) are assumed
-    to grow with the items from their size in the round before.
+    to grow with the items, and with the trials, from their size in the round before.
     """
     total = 0
     for entry in ordered:
@@ -318,10 +400,14 @@ def predict_calls(
         ctx = probe_context(entry.probe, engine.judge, entry.rubric, seed=seed)
         keys = sorted(entry.probe.plan(items, ctx).keys)
         total += len(keys) - len(engine.store.get_many(keys))
-        before_items, before_first, before_all = previous.get(entry.name, (0, 0, 0))
-        later = before_all - before_first
-        if later > 0 and before_items > 0:
-            total += math.ceil(later * len(items) / before_items)
+        stage = previous.get(entry.name)
+        if stage is None or stage.items == 0:
+            continue
+        later = stage.planned - stage.first
+        grown = later * len(items) / stage.items
+        if stage.trials > 0:
+            grown *= trials.get(entry.name, stage.trials) / stage.trials
+        total += math.ceil(grown)
     return total
 
 
@@ -345,7 +431,12 @@ def settled(finding: Finding) -> bool:
 
 
 def _record(
-    index: int, n: int, calls: int, spend: float, results: Mapping[str, ProbeResult]
+    index: int,
+    n: int,
+    calls: int,
+    spend: float,
+    results: Mapping[str, ProbeResult],
+    trials: dict[str, int],
 ) -> Round:
     gated = [f for r in results.values() for f in r.findings if f.threshold is not None]
     decided = sum(settled(f) for f in gated)
@@ -360,4 +451,5 @@ def _record(
         decided=decided,
         inconclusive=len(gated) - decided - not_assessable,
         not_assessable=not_assessable,
+        trials=trials,
     )

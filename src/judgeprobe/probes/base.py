@@ -320,6 +320,13 @@ class Probe:
     finding_names: ClassVar[tuple[str, ...] | None] = None
     """The names of every finding this probe can report, so an audit config can check its
     threshold keys before the run (None: not declared, such keys go unchecked)."""
+    stream_findings: ClassVar[frozenset[str]] = frozenset()
+    """Findings that are rates over the items, one outcome per item, which more items only
+    append to: an audit sampled until decided gives them confidence sequences
+    (:mod:`judgeprobe.anytime`)."""
+    trial_findings: ClassVar[frozenset[str]] = frozenset()
+    """Findings that more ``reproduction_trials`` can decide: the rounds of an audit sampled
+    until decided add trials while one of them is undecided (:mod:`judgeprobe.sequential`)."""
 
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     """What each parameter must be (:mod:`judgeprobe.probes._params`), checked when the probe

@@ -103,6 +103,7 @@ class RepetitionProbe(Probe):
         "mean_shift",
         "decision_flip_rate",
     )
+    stream_findings: ClassVar[frozenset[str]] = frozenset({"decision_flip_rate"})
 
     counts: tuple[int, ...] = (1, 2, 4, 8, 16)
     modes: tuple[RepeatMode, ...] = REPEAT_MODES

@@ -2,7 +2,8 @@
 
 An audit run with ``engine.until_decided`` stores its rounds (:mod:`judgeprobe.sequential`)
 beside its results; the card copies them: per round the items audited, the new judge calls,
-the confidence level the round was decided at, and how many gated findings it decided. The
+the confidence level the round was decided at, and how many gated findings it decided (and,
+for a probe whose rounds add reproduction trials, its trials). The
 statuses the card reports are the last round's, as stored.
 """
 
@@ -36,6 +37,8 @@ def card_rounds(results: Mapping[str, Any]) -> dict[str, Any] | None:
         row: dict[str, Any] = {key: int(entry[key]) for key in _FIELDS}
         row["level"] = float(entry["level"])
         row["alpha"] = float(entry["alpha"])
+        if entry.get("trials"):
+            row["trials"] = {str(k): int(v) for k, v in entry["trials"].items()}
         rounds.append(row)
     stopped = stored.get("stopped")
     return {
@@ -69,6 +72,10 @@ def rounds_sentence(rounds: Mapping[str, Any]) -> str:
         f"decided at its own level ({rounds['method']}), so the error rate over every round "
         f"stays at {rounds['alpha']}; the statuses shown are the last round's."
     )
+    grown = sorted({name for row in rounds["rounds"] for name in row.get("trials", {})})
+    for name in grown:
+        counts = ", ".join(str(row.get("trials", {}).get(name, "-")) for row in rounds["rounds"])
+        text += f" Reproduction trials of {name}, round by round: {counts}."
     if rounds.get("cut_round") is not None:
         text += f" Round {rounds['cut_round']} was cut short by the budget and is not shown."
     return text

@@ -116,6 +116,9 @@ class PolicyInvarianceProbe(Probe):
         "induced_instability_share",
         "failed_call_rate",
     )
+    trial_findings: ClassVar[frozenset[str]] = frozenset(
+        {"deterministic_share", "induced_instability_share"}
+    )
 
     variants: VariantSpec = "builtin"
     reruns: int = 3
