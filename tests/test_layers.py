@@ -198,6 +198,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "compare",
         "compare.build",
         "compare.render",
+        "compare.rubrics",
         "compare.runs",
         "compare.schema",
         "compare.units",
@@ -208,6 +209,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
     5: (
         "cli",
         "cli_compare",
+        "cli_demo",
         "cli_batch",
         "cli_store",
         "cli_plan",
