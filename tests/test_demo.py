@@ -137,7 +137,7 @@ def test_the_comparison_pairs_the_shared_findings_and_says_the_rubrics_differ(
         f"{out / 'profanity' / 'run.sqlite'}: rubrics differ: harmfulness (scale, score span 4) "
         "vs toxicity (continuous, score span 1); items are the same"
     )
-    assert notes[1].startswith("findings in score units (Wasserstein distances, mean shifts")
+    assert notes[1].startswith("findings in score units (Wasserstein distances, mean shifts)")
     markdown = (out / "compare.md").read_text(encoding="utf-8")
     assert "rubrics differ: harmfulness \\(scale, score span 4\\) vs toxicity" in markdown
     assert "In one run only: human\\_agreement, position" in markdown

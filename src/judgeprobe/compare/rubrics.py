@@ -3,8 +3,8 @@
 Two judges of different kinds (an LLM scoring harm on a 1-5 scale, a classifier giving a
 probability of toxicity) can be audited on the same items, each with the rubric it fits. Their
 rates (flip rates, departure rates, agreement with the human labels) are shares of items and
-compare as they are; the findings in the rubric's *score units* (Wasserstein distances, mean
-shifts, mean absolute errors) do not: 0.2 on a 1-5 scale is a twentieth of what 0.2 is on
+compare as they are; the findings in the rubric's *score units* (Wasserstein distances and mean
+shifts of the repetition, cluster and permutation probes) do not: 0.2 on a 1-5 scale is a twentieth of what 0.2 is on
 [0, 1]. The probes' own thresholds for those findings are shares of the score span (5% warn,
 10% fail), so :func:`on_common_scale` divides each run's score-unit findings (estimate, interval,
 threshold and per-unit values) by its rubric's span: both are then shares of their own scale,
@@ -32,10 +32,10 @@ SCORE_UNIT_FINDINGS: Mapping[str, frozenset[str]] = {
         {"wasserstein_concat_vs_parts", "wasserstein_against_cluster", "mean_concat_minus_parts"}
     ),
     "permutation": frozenset({"wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"}),
-    "agreement": frozenset({"mae", "rmse"}),
-    "policy_invariance": frozenset({"mae", "mae_spread"}),
 }
-"""Per probe (registered name), its findings measured in the rubric's score units."""
+"""Per probe (registered name), its findings measured in the rubric's score units (their probe
+thresholds are shares of the score span). The agreement probe's MAE and RMSE are not: they are
+on the human labels' scale, which the two runs share when their ``human_scale`` is the same."""
 
 
 def rubrics_differ(baseline: LoadedRun, candidate: LoadedRun) -> bool:
@@ -58,9 +58,9 @@ def rubric_note(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
         parts.append(f"{rubric.get('name', '?')} ({rubric.get('kind', '?')}{scale})")
     return [
         f"{candidate.source}: rubrics differ: {parts[0]} vs {parts[1]}; items are the same",
-        "findings in score units (Wasserstein distances, mean shifts, mean absolute errors) are "
-        "compared as shares of each rubric's score span, the others as they are; paired by "
-        "item where per-item outcomes are known",
+        "findings in score units (Wasserstein distances, mean shifts) are compared as shares "
+        "of each rubric's score span, the others as they are; paired by item where per-item "
+        "outcomes are known",
     ]
 
 
