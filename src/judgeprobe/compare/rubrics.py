@@ -4,12 +4,12 @@ Two judges of different kinds (an LLM scoring harm on a 1-5 scale, a classifier 
 probability of toxicity) can be audited on the same items, each with the rubric it fits. Their
 rates (flip rates, departure rates, agreement with the human labels) are shares of items and
 compare as they are; the findings in the rubric's *score units* (Wasserstein distances and mean
-shifts of the repetition, cluster and permutation probes) do not: 0.2 on a 1-5 scale is a twentieth of what 0.2 is on
-[0, 1]. The probes' own thresholds for those findings are shares of the score span (5% warn,
-10% fail), so :func:`on_common_scale` divides each run's score-unit findings (estimate, interval,
-threshold and per-unit values) by its rubric's span: both are then shares of their own scale,
-the unit their thresholds already use. A run whose rubric span is unknown (a card file, a
-rubric without values or range) gets those findings as not assessable.
+shifts of the repetition, cluster and permutation probes) do not: 0.2 on a 1-5 scale is a
+quarter of what 0.2 is on [0, 1]. The probes' own thresholds for those findings are shares of
+the score span (5% warn, 10% fail), so :func:`on_common_scale` divides each run's score-unit
+findings (estimate, interval, threshold and per-unit values) by its rubric's span: both are then
+shares of their own scale, the unit their thresholds already use. A run whose rubric span is
+unknown (a card file, a rubric without values or range) gets those findings as not assessable.
 
 :func:`rubric_note` is what the comparison says about it: which rubrics, that the items are the
 same, and which findings were rescaled.
