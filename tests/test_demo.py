@@ -131,6 +131,16 @@ def test_the_comparison_pairs_the_shared_findings_and_says_the_rubrics_differ(
     methods = {(d["probe"], d["method"]) for d in comparison["differences"]}
     assert ("repetition", "paired") in methods
     assert comparison["unmatched_probes"] == ["human_agreement", "position"]
+    # the toxicity rubric shows the response alone: repeating the prompt is no probe of it
+    assert comparison["unmatched_findings"] == {
+        "baseline": [
+            f"repetition {name} (l={times}, mode={mode})"
+            for mode in ("P*l,R", "P*l,R*l")
+            for times in (2, 4)
+            for name in ("wasserstein_to_l1", "mean_shift", "decision_flip_rate")
+        ],
+        "candidate": [],
+    }
     assert document["checks"]["different_rubric_allowed"] and not document["checks"]["problems"]
     notes = document["checks"]["notes"]
     assert notes[0] == (
@@ -156,10 +166,11 @@ def test_the_summary_names_each_gated_finding_that_differs_and_counts_the_rest(
     assert lines[0] == (
         "alt-profanity-check (toxicity) against stand-in (harmfulness), on the same 40 demo items:"
     )
-    assert len(lines) == 1 + len(differing) + 3
+    assert len(lines) == 1 + len(differing) + 4
     quiet = sum(d["word"] == "no evidence" for d in gated)
     assert f"  no evidence either way: {quiet} gated findings;" in "\n".join(lines)
-    assert lines[-2] == "  run by one judge only: human_agreement, position"
+    assert lines[-3] == "  run by one judge only: human_agreement, position"
+    assert lines[-2] == "  findings of stand-in only: 12 (repetition; listed in compare.md)"
     assert lines[-1] == document["summary"]["headline"]
 
 

@@ -182,5 +182,13 @@ def comparison_lines(document: Mapping[str, Any]) -> list[str]:
         )
         if comparison["unmatched_probes"]:
             lines.append(f"  run by one judge only: {', '.join(comparison['unmatched_probes'])}")
+        for side in ("baseline", "candidate"):
+            findings = comparison["unmatched_findings"][side]
+            if findings:
+                probes = sorted({f.split(" ", 1)[0] for f in findings})
+                lines.append(
+                    f"  findings of {runs[comparison[side]]['judge']['model']} only: "
+                    f"{len(findings)} ({', '.join(probes)}; listed in compare.md)"
+                )
     lines.append(str(document["summary"]["headline"]))
     return lines

@@ -220,7 +220,25 @@ def _comparison(
         "paired": any(d["method"] == "paired" for d in differences),
         "differences": differences,
         "unmatched_probes": only,
+        "unmatched_findings": {
+            "baseline": _only_in(left, right, only),
+            "candidate": _only_in(right, left, only),
+        },
     }
+
+
+def _only_in(
+    these: Mapping[tuple[str, FindingKey], Any],
+    others: Mapping[tuple[str, FindingKey], Any],
+    unmatched_probes: Sequence[str],
+) -> list[str]:
+    """The findings of ``these`` that ``others`` lacks, of probes both runs ran."""
+    found = []
+    for probe, (name, labels) in these:
+        if (probe, (name, labels)) not in others and probe not in unmatched_probes:
+            where = ", ".join(f"{k}={v}" for k, v in labels)
+            found.append(f"{probe} {name}" + (f" ({where})" if where else ""))
+    return found
 
 
 def _difference(
