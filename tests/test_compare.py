@@ -374,6 +374,19 @@ def test_the_cli_refuses_other_data_in_one_line_and_exit_2(
     assert "cannot compare" in err and "different data" in err and "Traceback" not in err
 
 
+def test_the_cli_compares_other_rubrics_only_when_asked(
+    stores: dict[str, Path], rescaled: Path, tmp_path: Path
+) -> None:
+    refused = _cli(stores["drifting"], rescaled, cwd=tmp_path)
+    asked = _cli(stores["drifting"], rescaled, "--allow-different-rubric", cwd=tmp_path)
+
+    assert isinstance(refused.exception, ConfigError)
+    assert "rubrics of different kinds" in str(refused.exception)
+    assert asked.exit_code == 0, asked.output
+    markdown = (tmp_path / "judgeprobe-compare" / "compare.md").read_text(encoding="utf-8")
+    assert "rubrics differ: harmfulness \\(scale, score span 4\\) vs toxicity" in markdown
+
+
 def test_runs_with_other_seeds_or_probe_parameters_are_refused(stores: dict[str, Path]) -> None:
     card = build_card(stores["steady"])
     reseeded = {**card, "tested": {**card["tested"], "seed": 4}}
