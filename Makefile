@@ -27,7 +27,7 @@ install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
-## Audit the embedded default judge on the demo data and write its Judge Card.
+## Audit the embedded LLM judge and the profanity classifier on the demo data; compare them.
 demo: install
 	$(BIN)/judgeprobe demo
 

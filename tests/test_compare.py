@@ -53,7 +53,15 @@ def oracle_score(request: Request) -> float:
     return float(1 + number % 5)
 
 
-def audit(folder: Path, score: Any, *, name: str, rows: int = N_ITEMS, offset: int = 0) -> Path:
+def audit(
+    folder: Path,
+    score: Any,
+    *,
+    name: str,
+    rows: int = N_ITEMS,
+    offset: int = 0,
+    rubric: str = "harmfulness",
+) -> Path:
     """A repetition and agreement audit of ``score`` on ``rows`` items; the run store's path."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "items.jsonl"
@@ -74,7 +82,7 @@ def audit(folder: Path, score: Any, *, name: str, rows: int = N_ITEMS, offset: i
     )
     config = parse_config(
         {
-            "rubric": "harmfulness",
+            "rubric": rubric,
             "data": str(data),
             "out": str(folder / "out"),
             "probes": {
@@ -223,6 +231,58 @@ def test_other_data_allowed_are_compared_unpaired_and_the_problem_is_shown(
     assert {d["method"] for d in differences(document)} == {"unpaired"}
 
 
+def drifting_probability(request: Request) -> float:
+    """:func:`drifting_score` on [0, 1], the toxicity rubric's scale: the same judge, rescaled."""
+    return (drifting_score(request) - 1.0) / 4.0
+
+
+@pytest.fixture(scope="module")
+def rescaled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The drifting judge on the same items, scoring on [0, 1] with the toxicity rubric."""
+    root = tmp_path_factory.mktemp("rescaled")
+    return audit(root, drifting_probability, name="drifting-01", rubric="toxicity")
+
+
+def test_rubrics_of_different_kinds_are_refused_unless_asked_for(
+    stores: dict[str, Path], rescaled: Path
+) -> None:
+    with pytest.raises(ConfigError, match=r"rubrics of different kinds \(scale against continuous"):
+        compare_runs([stores["drifting"], rescaled])
+    with pytest.raises(ConfigError, match=r"or --allow-different-rubric \(allow_different_rubric"):
+        compare_runs([stores["drifting"], rescaled])
+
+
+def test_two_judges_with_their_own_rubrics_on_the_same_items_are_paired_on_a_common_scale(
+    stores: dict[str, Path], rescaled: Path
+) -> None:
+    """The same judge on a 1-5 and on a 0-1 scale: as shares of their score spans, its
+    Wasserstein distances and mean shifts are the same, so they differ by nothing."""
+    document = compare_runs([stores["drifting"], rescaled], allow_different_rubric=True)
+
+    checks = document["checks"]
+    assert checks["different_rubric_allowed"] and not checks["problems"]
+    assert checks["notes"][0] == (
+        f"{rescaled}: rubrics differ: harmfulness (scale, score span 4) vs toxicity "
+        "(continuous, score span 1); items are the same"
+    )
+    raw = {
+        (f["name"], f["labels"]["mode"]): f["estimate"]
+        for section in build_card(stores["drifting"])["probes"]
+        for f in section["findings"]
+        if section["name"] == "repetition"
+    }
+    for d in differences(document):
+        if d["probe"] == "repetition" and d["finding"] != "decision_flip_rate":
+            mode = d["labels"]["mode"]
+            assert d["method"] == "paired", d
+            assert d["baseline"]["estimate"] == pytest.approx(raw[d["finding"], mode] / 4)
+            assert d["candidate"]["estimate"] == pytest.approx(d["baseline"]["estimate"])
+            assert d["difference"]["estimate"] == pytest.approx(0.0, abs=1e-12)
+            assert d["word"] in ("no evidence", "n/a"), d
+    assert raw["wasserstein_to_l1", "P,R*l"] > 0.5  # on 1-5: a raw difference would be "better"
+    validate_comparison(document)
+
+
 def test_card_files_are_compared_unpaired_and_the_comparison_says_so(
     stores: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -312,6 +372,19 @@ def test_the_cli_refuses_other_data_in_one_line_and_exit_2(
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "cannot compare" in err and "different data" in err and "Traceback" not in err
+
+
+def test_the_cli_compares_other_rubrics_only_when_asked(
+    stores: dict[str, Path], rescaled: Path, tmp_path: Path
+) -> None:
+    refused = _cli(stores["drifting"], rescaled, cwd=tmp_path)
+    asked = _cli(stores["drifting"], rescaled, "--allow-different-rubric", cwd=tmp_path)
+
+    assert isinstance(refused.exception, ConfigError)
+    assert "rubrics of different kinds" in str(refused.exception)
+    assert asked.exit_code == 0, asked.output
+    markdown = (tmp_path / "judgeprobe-compare" / "compare.md").read_text(encoding="utf-8")
+    assert "rubrics differ: harmfulness \\(scale, score span 4\\) vs toxicity" in markdown
 
 
 def test_runs_with_other_seeds_or_probe_parameters_are_refused(stores: dict[str, Path]) -> None:

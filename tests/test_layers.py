@@ -219,6 +219,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "compare.item_units",
         "compare.render",
         "compare.figure",
+        "compare.rubrics",
         "compare.runs",
         "compare.schema",
         "compare.units",
@@ -231,6 +232,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
     5: (
         "cli",
         "cli_compare",
+        "cli_demo",
         "cli_batch",
         "cli_store",
         "cli_plan",

@@ -146,6 +146,9 @@ class AuditConfig(BaseModel):
     repair: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Repaired judges to audit next to this one (:mod:`judgeprobe.repair_audit`): names, or
     names with options."""
+    not_applicable: dict[str, str] = Field(default_factory=dict)
+    """Probes left out because they do not apply to this judge or rubric, each with why; the
+    run store records them and the card lists them (a classifier has no pairwise mode)."""
     _source: str = PrivateAttr(default="config")
 
     @property
@@ -179,6 +182,18 @@ class AuditConfig(BaseModel):
         for name in value:
             if name not in known:
                 raise ValueError(f"unknown probe {name!r}; available: {', '.join(known)}")
+        return value
+
+    @field_validator("not_applicable")
+    @classmethod
+    def _known_left_out(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        """A probe left out is a known probe, and not one that also runs."""
+        known, probes = probe_names(), info.data.get("probes") or {}
+        for name in value:
+            if name not in known:
+                raise ValueError(f"unknown probe {name!r}; available: {', '.join(known)}")
+            if name in probes:
+                raise ValueError(f"probe {name!r} is both selected and listed as not applicable")
         return value
 
     @field_validator("thresholds")
@@ -523,6 +538,7 @@ def _run_record(
         },
         "seed": config.seed,
         "thresholds": {k: v.model_dump() for k, v in config.thresholds.items()},
+        "not_applicable": dict(config.not_applicable),
         "fail_on": config.fail_on,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from judgeprobe.cli_batch import app as batch_app
 from judgeprobe.cli_compare import compare as compare_command
+from judgeprobe.cli_demo import demo as demo_command
 from judgeprobe.cli_options import (
     DataLoader,
     DataSpec,
@@ -53,23 +54,7 @@ def _command_line() -> str:
     return "judgeprobe " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
-@app.command()
-def demo(
-    out_dir: Annotated[
-        Path, typer.Option("--out", help="Folder for the run store and the card.")
-    ] = Path("judgeprobe-demo"),
-    fail_on: Annotated[
-        str, typer.Option(help="Exit non-zero at this status: warn, fail or never.")
-    ] = "never",
-) -> None:
-    """Audit the embedded default judge (Gemma 3 270M, offline) on the shipped demo data.
-
-    Runs every probe that applies and writes the Judge Card (card.html, card.md, card.json).
-    """
-    from judgeprobe.demo import demo_config
-
-    config = demo_config(out=str(out_dir), fail_on=fail_on)
-    _run(config, _command_line())
+app.command("demo")(demo_command)
 
 
 @app.command()

@@ -37,13 +37,25 @@ def compare(
             help="Compare runs on different data, rubric kinds or probe parameters (unpaired).",
         ),
     ] = False,
+    allow_different_rubric: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different-rubric",
+            help="Compare judges audited on the same items with rubrics of different kinds "
+            "(paired; score-unit findings as shares of each rubric's score span).",
+        ),
+    ] = False,
 ) -> None:
     """Compare audit runs finding by finding: paired differences, and a word per difference."""
     from judgeprobe.compare import compare_runs, exit_code, write_comparison
 
     if fail_on not in ("worse", "never"):
         raise typer.BadParameter(f"--fail-on must be worse or never, not {fail_on!r}")
-    document = compare_runs(runs, allow_different_data=allow_different_data)
+    document = compare_runs(
+        runs,
+        allow_different_data=allow_different_data,
+        allow_different_rubric=allow_different_rubric,
+    )
     for run in document["runs"]:
         out.print(
             f"run {run['index']}: {escape(run['source'])} judge {escape(run['judge']['model'])} "

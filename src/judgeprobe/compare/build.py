@@ -21,7 +21,11 @@ them can neither dilute the gate nor raise false alarms of their own. The word o
 
 Runs on different data, on rubrics of different kinds, or whose shared probes ran with other
 parameters are refused (:class:`~judgeprobe.errors.ConfigError`, every reason named) unless
-``allow_different_data``; their findings are then compared unpaired.
+``allow_different_data``; their findings are then compared unpaired. Two judges audited on the
+same items with rubrics of different kinds (each the rubric it fits) are compared, still paired,
+when ``allow_different_rubric`` says so: the comparison notes that the rubrics differ, and the
+findings in score units are compared as shares of each rubric's score span
+(:mod:`judgeprobe.compare.rubrics`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import numpy as np
 
 from judgeprobe._version import __version__
 from judgeprobe.compare.item_units import unpaired_reason
+from judgeprobe.compare.rubrics import on_common_scale, rubric_note, rubrics_differ, score_span
 from judgeprobe.compare.runs import LoadedRun
 from judgeprobe.compare.units import FindingKey, UnitValues, finding_key, units_of
 from judgeprobe.errors import ConfigError
@@ -50,6 +55,7 @@ def build_comparison(
     runs: Sequence[LoadedRun],
     *,
     allow_different_data: bool = False,
+    allow_different_rubric: bool = False,
     alpha: float = ALPHA,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -58,12 +64,30 @@ def build_comparison(
     if len(runs) < 2:
         raise ConfigError(f"compare needs two or more runs, got {len(runs)}")
     described = [run.describe(i) for i, run in enumerate(runs)]
-    problems = {i: _problems(runs[0], runs[i]) for i in range(1, len(runs))}
+    rubric_notes = [  # once each, for two or more candidates
+        note
+        for run in runs[1:]
+        if allow_different_rubric and rubrics_differ(runs[0], run)
+        for note in rubric_note(runs[0], run)
+    ]
+    rubric_notes = list(dict.fromkeys(rubric_notes))
+    if rubric_notes and len({score_span(run) for run in runs}) > 1:
+        runs = [on_common_scale(run) for run in runs]
+    problems = {
+        i: _problems(runs[0], runs[i], allow_different_rubric=allow_different_rubric)
+        for i in range(1, len(runs))
+    }
     found = [f"{runs[i].source}: {p}" for i, ps in problems.items() for p in ps]
     if found and not allow_different_data:
         raise ConfigError(
             "cannot compare: " + "; ".join(found) + "; pass --allow-different-data "
             "(allow_different_data=True) to compare them anyway, unpaired"
+            + (
+                ", or --allow-different-rubric (allow_different_rubric=True) for two judges "
+                "audited on the same items, each with its own rubric"
+                if any("rubrics of different kinds" in p for p in found)
+                else ""
+            )
         )
     comparisons = [
         _comparison(runs[0], runs[i], i, paired=not problems[i], n_resamples=n_resamples, seed=seed)
@@ -88,7 +112,9 @@ def build_comparison(
         "checks": {
             "problems": found,
             "allowed": bool(found) and allow_different_data,
-            "notes": [n for i in range(1, len(runs)) for n in _notes(runs[0], runs[i])],
+            "notes": rubric_notes
+            + [n for i in range(1, len(runs)) for n in _notes(runs[0], runs[i])],
+            "different_rubric_allowed": bool(rubric_notes),
         },
         "multiplicity": {
             "method": "holm",
@@ -105,8 +131,11 @@ def build_comparison(
 
 
 # -- checks ---------------------------------------------------------------------------------------
-def _problems(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
-    """Why ``candidate`` cannot be paired with ``baseline`` (empty when it can)."""
+def _problems(
+    baseline: LoadedRun, candidate: LoadedRun, *, allow_different_rubric: bool = False
+) -> list[str]:
+    """Why ``candidate`` cannot be paired with ``baseline`` (empty when it can); rubrics of
+    different kinds are no reason with ``allow_different_rubric``."""
     a, b = baseline.describe(0), candidate.describe(1)
     problems: list[str] = []
     data_a, data_b = a["data"], b["data"]
@@ -115,7 +144,7 @@ def _problems(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
             f"different data (data sha256 {data_a['sha256'] or 'unknown'}, n={data_a['n']} "
             f"against {data_b['sha256'] or 'unknown'}, n={data_b['n']})"
         )
-    if a["rubric"]["kind"] != b["rubric"]["kind"]:
+    if a["rubric"]["kind"] != b["rubric"]["kind"] and not allow_different_rubric:
         problems.append(
             f"rubrics of different kinds ({a['rubric']['kind']} against {b['rubric']['kind']}): "
             "their scores are on different scales"
@@ -192,7 +221,25 @@ def _comparison(
         "paired": any(d["method"] == "paired" for d in differences),
         "differences": differences,
         "unmatched_probes": only,
+        "unmatched_findings": {
+            "baseline": _only_in(left, right, only),
+            "candidate": _only_in(right, left, only),
+        },
     }
+
+
+def _only_in(
+    these: Mapping[tuple[str, FindingKey], Any],
+    others: Mapping[tuple[str, FindingKey], Any],
+    unmatched_probes: Sequence[str],
+) -> list[str]:
+    """The findings of ``these`` that ``others`` lacks, of probes both runs ran."""
+    found = []
+    for probe, (name, labels) in these:
+        if (probe, (name, labels)) not in others and probe not in unmatched_probes:
+            where = ", ".join(f"{k}={v}" for k, v in labels)
+            found.append(f"{probe} {name}" + (f" ({where})" if where else ""))
+    return found
 
 
 def _difference(

@@ -98,6 +98,12 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         if comparison["unmatched_probes"]:
             only = ", ".join(md(p) for p in comparison["unmatched_probes"])
             lines += ["", f"In one run only: {only}"]
+        for side in ("baseline", "candidate"):
+            findings = comparison.get("unmatched_findings", {}).get(side, [])
+            if findings:
+                run = comparison[side]
+                listed = "; ".join(escape_markdown(f, max_len=None) for f in findings)
+                lines += ["", f"Findings of run {run} ({side}) only: {listed}"]
     return "\n".join(lines) + "\n"
 
 

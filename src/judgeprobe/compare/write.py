@@ -22,6 +22,7 @@ def compare_runs(
     runs: Sequence[str | os.PathLike[str]],
     *,
     allow_different_data: bool = False,
+    allow_different_rubric: bool = False,
     alpha: float = ALPHA,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -37,7 +38,10 @@ def compare_runs(
     ------
     ConfigError
         Fewer than two runs, a path that is neither, or runs on different data (or rubric kinds,
-        or probe parameters) unless ``allow_different_data``.
+        or probe parameters) unless ``allow_different_data``. Rubrics of different kinds on
+        the same data are compared, paired, with ``allow_different_rubric``: two judges each
+        audited with the rubric it fits (the comparison says the rubrics differ, and compares
+        findings in score units as shares of each rubric's score span).
 
     Examples
     --------
@@ -51,6 +55,7 @@ def compare_runs(
     document = build_comparison(
         [load_run(path) for path in runs],
         allow_different_data=allow_different_data,
+        allow_different_rubric=allow_different_rubric,
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,

@@ -260,6 +260,11 @@ def _tested(tested: Mapping[str, Any]) -> list[str]:
         [(name, params_text(params)) for name, params in tested["probes"].items()],
         max_len=SENTENCE_LENGTH,
     )
+    if tested.get("not_applicable"):
+        lines += ["Not applicable to this judge, so not run:", ""]
+        left_out = tested["not_applicable"].items()
+        lines += [f"- {_e(name)}: {_e(why, NOTE_LENGTH)}" for name, why in left_out]
+        lines += [""]
     if tested["thresholds"]:
         lines += ["### Configured thresholds", ""]
         lines += _table(

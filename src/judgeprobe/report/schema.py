@@ -14,7 +14,7 @@ from typing import Any
 
 from judgeprobe.errors import JudgeprobeError
 
-CARD_VERSION = "1.6"
+CARD_VERSION = "1.7"
 SCHEMA_FILE = "card.schema.json"
 
 

@@ -1,7 +1,8 @@
 """What the card says was tested and how the run went.
 
 The judge (backend, model, revision, decoding), the rubric, the data, the probes' parameters and
-the configured thresholds, as the run's config and the run store recorded them; the data rows
+the configured thresholds, as the run's config and the run store recorded them; the probes
+left out as not applicable to the judge, with why; the data rows
 the run left out; and whether the run completed.
 """
 
@@ -81,6 +82,9 @@ def tested_section(
         },
         "tool_version": str(config.get("tool_version") or ""),
         "command": str(config.get("command") or ""),
+        "not_applicable": {
+            str(k): str(v) for k, v in dict(config.get("not_applicable") or {}).items()
+        },
     }
 
 
