@@ -207,20 +207,6 @@ def test_fail_on_warn_turns_a_warning_into_a_failing_exit_code(tmp_path: Path) -
     assert warn.returncode == 1, warn.stdout
 
 
-def test_the_demo_runs_every_registered_probe_on_the_embedded_judge() -> None:
-    from judgeprobe.demo import demo_config
-    from judgeprobe.probes import probe_names
-
-    config = demo_config()
-    assert config.judge == "llama"
-    from judgeprobe.transforms.bias_edits import BIAS_EDITS
-
-    # kept out to stay within a few minutes of CPU
-    bias = {*BIAS_EDITS, *(f"{name}_pairwise" for name in BIAS_EDITS)}
-    not_in_demo = {"policy_invariance_pairwise", *bias}
-    assert set(config.probes) == set(probe_names()) - not_in_demo
-
-
 def test_an_api_key_in_the_environment_never_reaches_the_run_store_or_the_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

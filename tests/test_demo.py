@@ -18,6 +18,7 @@ from judgeprobe.cli import app
 from judgeprobe.compare import validate_comparison
 from judgeprobe.demo import (
     DEMO_PROBES,
+    LEFT_OUT_OF_DEMO,
     NOT_APPLICABLE_TO_CLASSIFIER,
     DemoOutcome,
     comparison_lines,
@@ -62,8 +63,7 @@ def test_the_demo_audits_both_judges_each_with_the_rubric_it_fits_on_the_same_it
         "out/profanity",
     )
     assert llama.data == profanity.data == "demo" and llama.seed == profanity.seed
-    not_in_demo = {"policy_invariance_pairwise"}  # kept out to stay within a few minutes of CPU
-    assert set(llama.probes) == set(probe_names()) - not_in_demo
+    assert set(llama.probes) == set(probe_names()) - set(LEFT_OUT_OF_DEMO)
     assert not llama.not_applicable
 
 
@@ -110,7 +110,7 @@ def test_the_classifier_card_says_which_probes_do_not_apply_and_why(
     validate_card(card)
     assert set(card["tested"]["not_applicable"]) == {"human_agreement", "position"}
     assert {p["name"] for p in card["probes"]} == {"repetition"}
-    markdown = (out / "profanity" / "card.md").read_text(encoding="utf-8")
+    markdown = (out / "profanity" / "card-appendix.md").read_text(encoding="utf-8")
     assert "Not applicable to this judge, so not run:" in markdown
     assert "- position: the profanity classifier scores one text; it has no pairwise mode" in (
         markdown

@@ -23,6 +23,7 @@ from typing import Any
 from judgeprobe.audit import AuditConfig, AuditOutcome, parse_config, run_audit
 from judgeprobe.compare import compare_runs, write_comparison
 from judgeprobe.judge import Judge
+from judgeprobe.transforms.bias_edits import BIAS_EDITS
 
 PAIRWISE = {"rubric": "preference", "data": "demo:pairwise"}
 
@@ -39,6 +40,15 @@ DEMO_PROBES: dict[str, dict[str, Any]] = {
     "length_null": dict(PAIRWISE),
     "length_controlled_win_rate": dict(PAIRWISE),
 }
+
+LEFT_OUT_OF_DEMO: tuple[str, ...] = (
+    "policy_invariance_pairwise",
+    "self_preference",
+    *(f"{name}{suffix}" for name in BIAS_EDITS for suffix in ("", "_pairwise")),
+)
+"""Registered probes the demo does not run, to stay within a few minutes of CPU: the pairwise
+rubric rewrites, the judge's own answers (a generation stage) and the bias battery
+(docs/bias.md). Every other registered probe is in :data:`DEMO_PROBES`."""
 
 NO_PAIRWISE_MODE = "the profanity classifier scores one text; it has no pairwise mode"
 NOT_APPLICABLE_TO_CLASSIFIER: dict[str, str] = {
