@@ -205,6 +205,8 @@ def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Pat
     from judgeprobe.transforms.bias_edits import BIAS_EDITS
 
     def fn(request: Request) -> float | str:
+        if request.rubric.kind == "generation":  # self_preference's own answers
+            return f"an answer of {len(request.render())} characters"
         if request.rubric.kind == "pairwise":
             return "AB"[len(request.render()) % 2]
         return float(len(request.render()) % 5 + 1)
@@ -222,12 +224,15 @@ def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Pat
             f"{name}_pairwise": {"rubric": "preference", "data": "demo:pairwise"}
             for name in BIAS_EDITS
         },
+        "self_preference": {"rubric": "preference", "data": "demo:pairwise"},
     }
     assert set(probes) == set(probe_names())
     config = parse_config(
         {"judge": "python:unused:fn", "data": "demo", "out": str(tmp_path), "probes": probes}
     )
-    outcome = run_audit(config, judge=CallableJudge(fn, name="lengths"), progress=False)
+    outcome = run_audit(
+        config, judge=CallableJudge(fn, name="lengths", generates=True), progress=False
+    )
     for name, result in outcome.results.items():
         declared = get_probe_class(name).finding_names
         reported = {f.name for f in result.findings}
