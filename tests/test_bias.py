@@ -1,4 +1,4 @@
-"""The judge-bias probes against planted judges, and the paired interval they report.
+"""The judge-bias probes against planted judges.
 
 Each planted judge has one known weakness (it rewards length, obeys instructions written in the
 response, trusts citations); the probe for that weakness must fail it with a CI above the
@@ -25,7 +25,6 @@ from judgeprobe.probes.registry import get_probe_class
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 from judgeprobe.running import run_probe_sync
-from judgeprobe.stats.paired_proportions import paired_excess_test, paired_rate_difference
 from judgeprobe.transforms.bias_edits import (
     BIAS_EDITS,
     assign,
@@ -156,30 +155,6 @@ def _run(
 def _pairwise(name: str, judge: Callable[[Request], str], **params: object) -> ProbeResult:
     # Only pairs whose verdict is not already the edited side can move: about half of them.
     return _run(name, judge, pairwise_items(2 * N_ITEMS), rubric="preference", **params)
-
-
-# -- the paired interval ---------------------------------------------------------------------------
-def test_the_paired_interval_reproduces_the_published_worked_example() -> None:
-    # Cavo et al. (2012) as in Fagerland, Lydersen and Laake (2014): a=59, b=6, c=16, d=80.
-    x = [True] * 65 + [False] * 96
-    y = [True] * 59 + [False] * 6 + [True] * 16 + [False] * 80
-    estimate = paired_rate_difference(x, y)
-    assert estimate.estimate == pytest.approx(-0.0621, abs=5e-5)
-    assert estimate.ci.low == pytest.approx(-0.1186, abs=5e-5)
-    assert estimate.ci.high == pytest.approx(-0.0046, abs=5e-5)
-    assert dict(estimate.counts) == {"a": 59, "b": 6, "c": 16, "d": 80}
-
-
-def test_the_paired_interval_is_undefined_without_units_and_refuses_unpaired_input() -> None:
-    assert not paired_rate_difference([], []).defined
-    with pytest.raises(ConfigError, match="one entry per unit, got 2 and 1"):
-        paired_rate_difference([True, False], [True])
-
-
-def test_the_paired_test_is_one_sided_mcnemar() -> None:
-    result = paired_excess_test([True] * 6 + [False], [False] * 6 + [True])
-    assert result.pvalue == pytest.approx(8 / 128)  # P(Bin(7, 1/2) >= 6)
-    assert result.alternative == "greater"
 
 
 # -- the edits -------------------------------------------------------------------------------------

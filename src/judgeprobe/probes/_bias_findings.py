@@ -10,7 +10,7 @@ favoured class, e.g. ``safe``; pairwise: the edited side). An edit *moves* the v
 Only items whose original verdict can still move toward (step below 2) can show the bias; the
 gated finding ``excess_move_rate`` is, over them, the rate of moves toward under the edit minus
 the rate under the placebo, paired per item (Newcombe's interval,
-:func:`~judgeprobe.stats.paired_proportions.paired_rate_difference`), with a one-sided exact
+:func:`~judgeprobe.stats.paired.paired_difference_of_proportions`), with a one-sided exact
 McNemar test. Moves away are reported as information (``excess_away_rate``).
 """
 
@@ -24,7 +24,11 @@ from typing import Any
 from judgeprobe.probes._decisions import FLIP_THRESHOLD
 from judgeprobe.probes.base import Finding
 from judgeprobe.stats import Estimate, mean_shift, proportion
-from judgeprobe.stats.paired_proportions import paired_excess_test, paired_rate_difference
+from judgeprobe.stats.paired import (
+    paired_difference_of_proportions,
+    paired_excess_test,
+    paired_table,
+)
 
 TOWARD = 2
 """The step of the verdict an edit argues for."""
@@ -119,8 +123,9 @@ def bias_findings(
     risk = [o for o in outcomes if o.can_move_toward]
     edited = [o.toward(1) for o in risk]
     placebo = [o.toward(2) for o in risk]
-    excess = paired_rate_difference(edited, placebo, confidence_level=level)
-    test = paired_excess_test(edited, placebo) if risk else None
+    cells = paired_table(edited, placebo)
+    excess = paired_difference_of_proportions(*cells, confidence_level=level)
+    test = paired_excess_test(cells[1], cells[2]) if risk else None
     edited_rate = proportion(sum(edited), len(edited), confidence_level=level)
     placebo_rate = proportion(sum(placebo), len(placebo), confidence_level=level)
     if outcomes and not risk:
@@ -158,8 +163,9 @@ def bias_findings(
         ),
         Finding(
             "excess_away_rate",
-            paired_rate_difference(
-                [o.away(1) for o in away], [o.away(2) for o in away], confidence_level=level
+            paired_difference_of_proportions(
+                *paired_table([o.away(1) for o in away], [o.away(2) for o in away]),
+                confidence_level=level,
             ),
             f"Moves away from {aim} under the edit minus under the placebo, over items that "
             "can move away (the other direction: information)",
