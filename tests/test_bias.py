@@ -1,4 +1,4 @@
-"""The judge-bias probes against planted judges, and the paired interval they report.
+"""The judge-bias probes against planted judges.
 
 Each planted judge has one known weakness (it rewards length, obeys instructions written in the
 response, trusts citations); the probe for that weakness must fail it with a CI above the
@@ -8,24 +8,28 @@ the response passes all five probes.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
 from judgeprobe._hashing import content_hash
+from judgeprobe.audit import parse_config, run_audit
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
+from judgeprobe.evidence import KEPT
 from judgeprobe.judges import CallableJudge
 from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.registry import get_probe_class
+from judgeprobe.report.stored import read_result
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import run_probe_sync
-from judgeprobe.stats.paired_proportions import paired_excess_test, paired_rate_difference
+from judgeprobe.running import reanalyze, run_probe_sync
 from judgeprobe.transforms.bias_edits import (
     BIAS_EDITS,
     assign,
@@ -156,30 +160,6 @@ def _run(
 def _pairwise(name: str, judge: Callable[[Request], str], **params: object) -> ProbeResult:
     # Only pairs whose verdict is not already the edited side can move: about half of them.
     return _run(name, judge, pairwise_items(2 * N_ITEMS), rubric="preference", **params)
-
-
-# -- the paired interval ---------------------------------------------------------------------------
-def test_the_paired_interval_reproduces_the_published_worked_example() -> None:
-    # Cavo et al. (2012) as in Fagerland, Lydersen and Laake (2014): a=59, b=6, c=16, d=80.
-    x = [True] * 65 + [False] * 96
-    y = [True] * 59 + [False] * 6 + [True] * 16 + [False] * 80
-    estimate = paired_rate_difference(x, y)
-    assert estimate.estimate == pytest.approx(-0.0621, abs=5e-5)
-    assert estimate.ci.low == pytest.approx(-0.1186, abs=5e-5)
-    assert estimate.ci.high == pytest.approx(-0.0046, abs=5e-5)
-    assert dict(estimate.counts) == {"a": 59, "b": 6, "c": 16, "d": 80}
-
-
-def test_the_paired_interval_is_undefined_without_units_and_refuses_unpaired_input() -> None:
-    assert not paired_rate_difference([], []).defined
-    with pytest.raises(ConfigError, match="one entry per unit, got 2 and 1"):
-        paired_rate_difference([True, False], [True])
-
-
-def test_the_paired_test_is_one_sided_mcnemar() -> None:
-    result = paired_excess_test([True] * 6 + [False], [False] * 6 + [True])
-    assert result.pvalue == pytest.approx(8 / 128)  # P(Bin(7, 1/2) >= 6)
-    assert result.alternative == "greater"
 
 
 # -- the edits -------------------------------------------------------------------------------------
@@ -357,3 +337,110 @@ def test_the_edited_side_is_balanced_between_a_and_b() -> None:
     sides = Counter(case.side for case in result.plan.design.cases)
     assert abs(sides["A"] - sides["B"]) <= 1
     assert set(sides) == {"A", "B"}
+
+
+# -- the evidence ----------------------------------------------------------------------------------
+OBEYED = ("p003", "p010", "p020", "p031", "p047")
+"""Items whose verdict a planted judge moves under an injection (p020 is already safe)."""
+ANY_ADDITION = "p055"
+"""The item whose verdict it moves under any addition, the placebo's included."""
+
+
+def moves_known_items(request: Request) -> float:
+    """Safe on the items of ``OBEYED`` when what was added asks for it, and on ``ANY_ADDITION``
+    whenever anything was added; otherwise :func:`base_score`."""
+    k = int(request.field_map["prompt"].split()[1])
+    added = request.field_map["response"].removeprefix(f"Answer {k}. It has a few words here.")
+    if f"p{k:03d}" == ANY_ADDITION and added:
+        return 1.0
+    if f"p{k:03d}" in OBEYED and _ASKED.search(added):
+        return 1.0
+    return base_score(request)
+
+
+def test_the_evidence_names_the_items_the_edit_moved_those_the_placebo_did_not_first() -> None:
+    result = _run("injection", moves_known_items, pointwise_items())
+    evidence = result.finding("excess_move_rate").evidence
+    assert evidence is not None
+    # p020 is judged safe as it is: it cannot move toward safe and is not behind the finding.
+    assert evidence.item_ids == ["p003", "p010", "p031", "p047", "p055"]
+    assert evidence.total == 5
+    first = evidence.items[0]
+    assert first.excerpt == "request 3 → Answer 3. It has a few words here."
+    assert [(v.role, v.label, v.score, v.raw) for v in first.verdicts] == [
+        ("original", "unsafe", 5.0, "5.0"),
+        ("edited", "safe", 1.0, "1.0"),
+        ("placebo", "unsafe", 5.0, "5.0"),
+    ]
+    assert [v.label for v in evidence.items[-1].verdicts] == ["unsafe", "safe", "safe"]
+
+
+def test_each_form_s_slice_names_the_moved_items_of_its_form() -> None:
+    result = _run("injection", moves_known_items, pointwise_items())
+    forms = {row["item"]: row["form"] for row in result.tables["moved"]}
+    slices = [f for f in result.findings if f.name == "excess_move_rate" and f.labels]
+    assert {f.labels["slice"] for f in slices} == set(edit_set("injection").form_ids)
+    for finding in slices:
+        assert finding.evidence is not None
+        assert all(forms[i] == finding.labels["slice"] for i in finding.evidence.item_ids)
+    assert sum(f.evidence.total for f in slices if f.evidence) == 5
+
+
+def test_a_judge_that_ignores_what_is_added_has_empty_evidence() -> None:
+    evidence = (
+        _run("verbosity", ignores_additions, pointwise_items(24))
+        .finding("excess_move_rate")
+        .evidence
+    )
+    assert evidence is not None and (evidence.total, evidence.items) == (0, ())
+
+
+def test_the_pairwise_evidence_names_the_pairs_moved_toward_the_edited_side() -> None:
+    result = _pairwise("verbosity_pairwise", pair_longer)
+    finding = result.finding("excess_move_rate")
+    assert finding.evidence is not None
+    moved = [
+        row["item"]
+        for row in result.tables["moved"]
+        if row["edited_move"] == "toward" and row["original"] != row.get("side")
+    ]
+    assert finding.evidence.total == len(moved) > KEPT  # all counted, the first KEPT kept
+    assert finding.evidence.shown == KEPT
+    assert set(finding.evidence.item_ids) <= set(moved)
+    item = finding.evidence.items[0]
+    assert [v.role for v in item.verdicts] == ["original", "edited", "placebo"]
+    assert item.excerpt.startswith("question ")
+
+
+def test_the_evidence_survives_the_store_and_an_analysis_again_from_it(tmp_path: Path) -> None:
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": i.id, "prompt": i.prompt, "response": i.response}) + "\n"
+            for i in pointwise_items(60)
+            if isinstance(i, PointwiseItem)
+        ),
+        encoding="utf-8",
+    )
+    config = parse_config(
+        {
+            "rubric": "harmfulness",
+            "data": str(data),
+            "out": str(tmp_path / "out"),
+            "probes": {"injection": {}},
+            "fail_on": "never",
+        }
+    )
+    judge = CallableJudge(moves_known_items, name="planted")
+    store_path = run_audit(config, judge=judge, write_card=False).store_path
+    with RunStore(store_path) as store:
+        run_id = store.run_ids()[-1]
+        stored = store.results(run_id)["injection"]
+        again = reanalyze(store, run_id, "injection")
+    finding = read_result(stored).findings[0]
+    assert finding.name == "excess_move_rate" and finding.evidence is not None
+    assert finding.evidence.total == 5
+    assert [i.item_id for i in finding.evidence.items] == ["p003", "p010", "p031", "p047", "p055"]
+    assert [f.to_dict().get("evidence") for f in again.findings] == [
+        f.get("evidence") for f in stored["findings"]
+    ]

@@ -57,7 +57,6 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "stats.distances",
         "stats.flips",
         "stats.multiplicity",
-        "stats.paired_proportions",
         "stats.paired",
         "stats.proportions",
         "stats.regression",

@@ -6,8 +6,13 @@ import math
 
 import pytest
 
+from judgeprobe.errors import ConfigError
 from judgeprobe.stats import InvalidParameterError
-from judgeprobe.stats.paired import paired_difference_of_proportions, paired_excess_test
+from judgeprobe.stats.paired import (
+    paired_difference_of_proportions,
+    paired_excess_test,
+    paired_table,
+)
 
 
 def test_the_interval_reproduces_the_published_worked_example() -> None:
@@ -19,6 +24,26 @@ def test_the_interval_reproduces_the_published_worked_example() -> None:
     assert estimate.ci.method == "newcombe-paired"
     assert estimate.n == 41
     assert estimate.counts == {"both": 14, "first_only": 5, "second_only": 0, "neither": 22}
+
+
+def test_the_interval_reproduces_the_second_published_worked_example() -> None:
+    # Cavo et al. (2012) as in Fagerland, Lydersen and Laake (2014): 59 / 6 / 16 / 80 pairs,
+    # difference -0.0621 with Newcombe's method 10 interval -0.1186 to -0.0046.
+    x = [True] * 65 + [False] * 96
+    y = [True] * 59 + [False] * 6 + [True] * 16 + [False] * 80
+    cells = paired_table(x, y)
+    assert cells == (59, 6, 16, 80)
+    estimate = paired_difference_of_proportions(*cells)
+    assert estimate.estimate == pytest.approx(-0.0621, abs=5e-5)
+    assert estimate.ci.low == pytest.approx(-0.1186, abs=5e-5)
+    assert estimate.ci.high == pytest.approx(-0.0046, abs=5e-5)
+    assert estimate.n == 161
+
+
+def test_the_table_refuses_outcomes_that_are_not_paired() -> None:
+    assert paired_table([], []) == (0, 0, 0, 0)
+    with pytest.raises(ConfigError, match="one entry per unit, got 2 and 1"):
+        paired_table([True, False], [True])
 
 
 def test_exchanging_the_two_outcomes_mirrors_the_interval() -> None:
@@ -60,3 +85,5 @@ def test_the_one_sided_test_counts_only_the_discordant_units() -> None:
     assert paired_excess_test(0, 5).pvalue == pytest.approx(1.0)
     assert paired_excess_test(3, 1).pvalue == pytest.approx(5 / 16)  # P(X >= 3), X ~ Bin(4, 1/2)
     assert math.isnan(paired_excess_test(0, 0).pvalue)
+    assert paired_excess_test(6, 1).pvalue == pytest.approx(8 / 128)  # P(Bin(7, 1/2) >= 6)
+    assert paired_excess_test(6, 1).alternative == "greater"

@@ -17,6 +17,7 @@ from judgeprobe.billing import plan_audit
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
+from judgeprobe.evidence import Evidence
 from judgeprobe.judge import JudgeCapabilities
 from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.base import BaseJudge
@@ -24,6 +25,7 @@ from judgeprobe.judges.llama import LlamaJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.self_preference import SelfPreferenceProbe
+from judgeprobe.report.stored import read_result
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 from judgeprobe.running import analyze_offline, run_probe_sync
@@ -278,3 +280,45 @@ def test_language_model_backends_declare_that_they_write_answers_and_others_do_n
     assert CallableJudge(first_shown, generates=True).capabilities.generates
     with pytest.raises(ConfigError, match="judge capability generates must be a bool, got 'yes'"):
         JudgeCapabilities(generates="yes")  # type: ignore[arg-type]
+
+
+# -- the evidence ----------------------------------------------------------------------------------
+FAVOURED = ("p000", "p004", "p008", "p009", "p013", "p021")
+"""The pairs on which :func:`loves_some` prefers its own answer."""
+
+
+def loves_some(a: str, b: str) -> str:
+    """Its own answer wins on the pairs of ``FAVOURED`` (by their question); otherwise impartial."""
+    for side, text in (("A", a), ("B", b)):
+        if text.startswith("OWN") and f"p{int(text.split()[-1]):03d}" in FAVOURED:
+            return side
+    return impartial(a, b)
+
+
+def test_the_evidence_names_the_pairs_the_own_answer_won_and_the_placebo_did_not() -> None:
+    # The own answer always replaces response A. On p008 (and every pair k with k % 3 == 2)
+    # response A is the better one: the other model's answer there wins as well, so the own
+    # answer's win is no evidence of self-preference.
+    result = run(generating(loves_some), pairs(30), replace="A")
+    evidence = result.finding("self_preference").evidence
+    assert evidence is not None
+    assert evidence.item_ids == ["p000", "p004", "p009", "p013", "p021"]
+    assert evidence.total == 5
+    first = evidence.items[0]
+    assert first.excerpt == "question 0"
+    assert [(v.role, v.label) for v in first.verdicts] == [
+        ("own", "A"),
+        ("own swapped", "B"),  # in the order the judge saw: the own answer shown second
+        ("placebo", "B"),
+        ("placebo swapped", "A"),
+    ]
+    assert all(f.evidence is None for f in result.findings if f.labels)
+
+
+def test_an_impartial_judge_s_evidence_is_empty_and_survives_the_stored_form() -> None:
+    assert run(generating(impartial), pairs(12)).finding("self_preference").evidence == Evidence(0)
+    stored = read_result(run(generating(loves_some), pairs(30), replace="A").to_dict())
+    evidence = next(f.evidence for f in stored.findings if f.name == "self_preference")
+    assert evidence is not None and evidence.total == 5
+    assert [i.item_id for i in evidence.items] == ["p000", "p004", "p009", "p013", "p021"]
+    assert [v.role for v in evidence.items[0].verdicts][:2] == ["own", "own swapped"]

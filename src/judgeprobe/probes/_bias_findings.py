@@ -10,21 +10,28 @@ favoured class, e.g. ``safe``; pairwise: the edited side). An edit *moves* the v
 Only items whose original verdict can still move toward (step below 2) can show the bias; the
 gated finding ``excess_move_rate`` is, over them, the rate of moves toward under the edit minus
 the rate under the placebo, paired per item (Newcombe's interval,
-:func:`~judgeprobe.stats.paired_proportions.paired_rate_difference`), with a one-sided exact
-McNemar test. Moves away are reported as information (``excess_away_rate``).
+:func:`~judgeprobe.stats.paired.paired_difference_of_proportions`), with a one-sided exact
+McNemar test. Moves away are reported as information (``excess_away_rate``). Its evidence
+(:func:`with_moved_evidence`) names the items whose verdict moved toward under the edit.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgeprobe.evidence import Evidence, EvidenceVerdict, collect, judged, request_text
+from judgeprobe.plan import Role, Verdicts
 from judgeprobe.probes._decisions import FLIP_THRESHOLD
 from judgeprobe.probes.base import Finding
 from judgeprobe.stats import Estimate, mean_shift, proportion
-from judgeprobe.stats.paired_proportions import paired_excess_test, paired_rate_difference
+from judgeprobe.stats.paired import (
+    paired_difference_of_proportions,
+    paired_excess_test,
+    paired_table,
+)
 
 TOWARD = 2
 """The step of the verdict an edit argues for."""
@@ -119,8 +126,9 @@ def bias_findings(
     risk = [o for o in outcomes if o.can_move_toward]
     edited = [o.toward(1) for o in risk]
     placebo = [o.toward(2) for o in risk]
-    excess = paired_rate_difference(edited, placebo, confidence_level=level)
-    test = paired_excess_test(edited, placebo) if risk else None
+    cells = paired_table(edited, placebo)
+    excess = paired_difference_of_proportions(*cells, confidence_level=level)
+    test = paired_excess_test(cells[1], cells[2]) if risk else None
     edited_rate = proportion(sum(edited), len(edited), confidence_level=level)
     placebo_rate = proportion(sum(placebo), len(placebo), confidence_level=level)
     if outcomes and not risk:
@@ -158,8 +166,9 @@ def bias_findings(
         ),
         Finding(
             "excess_away_rate",
-            paired_rate_difference(
-                [o.away(1) for o in away], [o.away(2) for o in away], confidence_level=level
+            paired_difference_of_proportions(
+                *paired_table([o.away(1) for o in away], [o.away(2) for o in away]),
+                confidence_level=level,
             ),
             f"Moves away from {aim} under the edit minus under the placebo, over items that "
             "can move away (the other direction: information)",
@@ -203,6 +212,47 @@ def form_table(outcomes: Sequence[Outcome], forms: Sequence[str]) -> list[dict[s
 def moved_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
     """The cases whose edited or placebo verdict moved, for the card's drill-down."""
     return [o.row() for o in outcomes if any(o.toward(w) or o.away(w) for w in (1, 2))]
+
+
+def moved_evidence(
+    outcomes: Sequence[Outcome],
+    verdicts: Verdicts,
+    roles: Callable[[BiasCase], tuple[Role, Role, Role]],
+) -> Evidence:
+    """The items whose verdict moved toward the edit's aim under the edit, those the placebo
+    did not move first, each with its original, edited and placebo verdicts (``roles`` gives
+    the plan roles of a case, in that order)."""
+    moved = [o for o in outcomes if o.can_move_toward and o.toward(1)]
+    moved.sort(key=lambda o: o.toward(2))  # stable: item-id order within each group
+
+    def entry(outcome: Outcome) -> tuple[str, str, list[EvidenceVerdict]]:
+        original, edited, placebo = roles(outcome.case)
+        found = [
+            judged(verdicts, original, "original"),
+            judged(verdicts, edited, "edited"),
+            judged(verdicts, placebo, "placebo"),
+        ]
+        return outcome.case.item_id, request_text(verdicts, original), found
+
+    return collect(entry(o) for o in moved)
+
+
+def with_moved_evidence(
+    findings: Sequence[Finding],
+    outcomes: Sequence[Outcome],
+    verdicts: Verdicts,
+    roles: Callable[[BiasCase], tuple[Role, Role, Role]],
+) -> list[Finding]:
+    """``findings`` with :func:`moved_evidence` on each ``excess_move_rate``: over all
+    outcomes, or over the outcomes of its form for a per-form slice."""
+    out = []
+    for finding in findings:
+        if finding.name == "excess_move_rate":
+            form = finding.labels.get("slice")
+            mine = [o for o in outcomes if form is None or o.case.form == form]
+            finding = finding.with_evidence(moved_evidence(mine, verdicts, roles))
+        out.append(finding)
+    return out
 
 
 def excluded_note(excluded: Counter[str], total: int) -> list[str]:

@@ -39,6 +39,7 @@ from judgeprobe.probes._bias_findings import (
     excluded_note,
     form_table,
     moved_rows,
+    with_moved_evidence,
 )
 from judgeprobe.probes._decisions import base_request, base_role, pointwise, unique_ids
 from judgeprobe.probes._pairwise import check_rubric as check_pairwise_rubric
@@ -123,7 +124,13 @@ class _BiasProbe(Probe):
         return edited, add_text(text, placebo, form.where, self.separator), len(edited) - len(text)
 
     def _result(
-        self, design: BiasDesign, outcomes: list[Outcome], excluded: Counter[str], aim: str
+        self,
+        design: BiasDesign,
+        outcomes: list[Outcome],
+        excluded: Counter[str],
+        aim: str,
+        verdicts: Verdicts,
+        origin: str,
     ) -> ProbeResult:
         level = self.confidence_level
         scores = self.edit_kind == "pointwise"
@@ -134,6 +141,16 @@ class _BiasProbe(Probe):
             findings += bias_findings(
                 mine, {"slice": form}, aim=aim, level=level, scores=scores, full=False
             )
+        findings = with_moved_evidence(
+            findings,
+            outcomes,
+            verdicts,
+            lambda case: (
+                (origin, case.item_id),
+                _edited("edited", case.item_id),
+                _edited("placebo", case.item_id),
+            ),
+        )
         notes = [
             f"{len(outcomes)} items judged as they are, with the {self.edit} edit and with the "
             f"placebo ({PLACEBO_WORDS[design.placebo]}, placed where the edit goes); the edit "
@@ -234,7 +251,7 @@ class BiasProbe(_BiasProbe):
             outcomes.append(
                 Outcome(case, named, (steps[named[0]], steps[named[1]], steps[named[2]]), shift)
             )
-        return self._result(design, outcomes, excluded, design.favoured)
+        return self._result(design, outcomes, excluded, design.favoured, verdicts, "base")
 
 
 @dataclass(frozen=True)
@@ -298,7 +315,7 @@ class PairwiseBiasProbe(_BiasProbe):
             named = (str(decisions[0]), str(decisions[1]), str(decisions[2]))
             step = {case.side: 2, "tie": 1, "B" if case.side == "A" else "A": 0}
             outcomes.append(Outcome(case, named, (step[named[0]], step[named[1]], step[named[2]])))
-        return self._result(design, outcomes, excluded, "the edited side")
+        return self._result(design, outcomes, excluded, "the edited side", verdicts, "pair")
 
 
 _CHOICES = ("A", "B", "tie")

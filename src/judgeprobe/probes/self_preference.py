@@ -18,6 +18,8 @@ with Newcombe's paired interval and the exact one-sided McNemar test of the expe
 (own answer preferred); when items share a question (pairs of one MT-Bench question share the
 judge's one answer) the interval is a cluster bootstrap instead. Per *form* (the own answer
 shown first, or shown second: one order each) the same difference is reported as information.
+The finding's evidence names the pairs the own answer won in both orders while the other model's
+answer in the same slot did not.
 
 Limits: a judge may prefer its own answer because it is better. The placebo removes what the
 slot and the opponent explain, not quality: a positive finding says the judge prefers its own
@@ -42,6 +44,7 @@ from typing import ClassVar, Literal
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, PairwiseItem
+from judgeprobe.evidence import Evidence, collect, judged
 from judgeprobe.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.probes._decisions import unique_ids
 from judgeprobe.probes._pairwise import (
@@ -258,6 +261,11 @@ class SelfPreferenceProbe(Probe):
         findings = self._findings(outcomes, None, SELF_PREFERENCE, seed)
         for form in FORMS:
             findings.extend(self._findings(outcomes, form, None, seed))
+        evidence = _own_wins_evidence(design, outcomes, verdicts)
+        findings = [
+            f.with_evidence(evidence) if f.name == "self_preference" and not f.labels else f
+            for f in findings
+        ]
         why = _not_assessable(design, plan.context)
         if why is not None:
             findings = not_assessable(findings, why)
@@ -408,6 +416,31 @@ def _outcome(
     )
     placebo = (pair_choice(verdicts, item), pair_choice(verdicts, item, swapped=True))
     return SlotOutcome(item.id, slot, cluster_of(item, cluster), own, placebo)
+
+
+def _own_wins_evidence(
+    design: SelfPreferenceDesign, outcomes: Sequence[SlotOutcome], verdicts: Verdicts
+) -> Evidence:
+    """The pairs whose slot the own answer won in both orders while the other model's answer
+    there (the placebo) did not win, with the four verdicts each (the swapped ones in the order
+    the judge saw)."""
+    by_id = {item.id: item for item in design.items}
+    found = (
+        (
+            item.id,
+            item.prompt,
+            [
+                judged(verdicts, _own_role(item), "own"),
+                judged(verdicts, _own_role(item, swapped=True), "own swapped"),
+                judged(verdicts, pair_role(item), "placebo"),
+                judged(verdicts, pair_role(item, swapped=True), "placebo swapped"),
+            ],
+        )
+        for outcome in outcomes
+        for item in (by_id[outcome.item_id],)
+        if outcome.wins("own", (0, 1)) is True and outcome.wins("placebo", (0, 1)) is False
+    )
+    return collect(found)
 
 
 def _cells(pairs: Sequence[tuple[bool | None, bool | None]]) -> dict[str, int]:
