@@ -11,7 +11,6 @@ mathtext off, text as paths, no date), embedded in ``compare.html`` as a ``data:
 from __future__ import annotations
 
 import io
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from judgeprobe.report.figures import _RC
-from judgeprobe.report.text import display_text, fmt_number, humanize
+from judgeprobe.report.text import finite_number, fmt_number, humanize, short_label
 
 MAX_ROWS = 60
 LABEL_LENGTH = 64
@@ -74,8 +73,11 @@ def _row(ax: Any, y: float, difference: Mapping[str, Any]) -> None:
     colour, marker = WORD_STYLE.get(word, ("#44546a", "o"))
     side = difference.get("difference") or {}
     ci = side.get("ci") or {}
-    estimate = _number(side.get("estimate"))
-    low, high = _number(ci.get("low", side.get("low"))), _number(ci.get("high", side.get("high")))
+    estimate = finite_number(side.get("estimate"))
+    low, high = (
+        finite_number(ci.get("low", side.get("low"))),
+        finite_number(ci.get("high", side.get("high"))),
+    )
     reach = max((abs(v) for v in (estimate, low, high) if v is not None), default=0.0)
     span = reach * 1.15 if reach > 0 else 1.0
 
@@ -97,12 +99,4 @@ def _row(ax: Any, y: float, difference: Mapping[str, Any]) -> None:
 def _label(difference: Mapping[str, Any]) -> str:
     labels = ", ".join(f"{k}={v}" for k, v in sorted((difference.get("labels") or {}).items()))
     text = f"{difference['probe']}: {humanize(str(difference['finding']))}"
-    clean = display_text(text + (f" ({labels})" if labels else ""))
-    return clean if len(clean) <= LABEL_LENGTH else clean[: LABEL_LENGTH - 1] + "…"
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return None if math.isnan(number) or math.isinf(number) else number
+    return short_label(text + (f" ({labels})" if labels else ""), LABEL_LENGTH)

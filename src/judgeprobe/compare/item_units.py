@@ -32,7 +32,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key
-from judgeprobe.data.items import PairwiseChoice
 from judgeprobe.engine.store import RunStore
 from judgeprobe.evidence import parts_id
 from judgeprobe.plan import Plan, Role, Verdicts
@@ -40,12 +39,11 @@ from judgeprobe.probes._bypass_design import place
 from judgeprobe.probes._bypass_tally import concatenation_hits
 from judgeprobe.probes._concat_evidence import MOVED, concat_outcomes
 from judgeprobe.probes._decisions import base_scores, is_flip
-from judgeprobe.probes._pairwise import LIVE, collect_judge_votes, human_majority, slices
+from judgeprobe.probes._pairwise import LIVE, collect_judge_votes, slices
 from judgeprobe.probes._permutation_design import order_role
 from judgeprobe.probes.base import Probe
 from judgeprobe.probes.cluster import concat_role
 from judgeprobe.probes.length_control import outcome_rows
-from judgeprobe.probes.length_null import matched_rows
 from judgeprobe.probes.policy_invariance.design import units as policy_units_of
 from judgeprobe.probes.policy_invariance.evidence import flip_rows
 from judgeprobe.probes.policy_invariance.wordings import transform_groups
@@ -232,16 +230,7 @@ def length_null_units(
     judge = collect_judge_votes(design.judged_items(), ctx, verdicts, source=probe.judge_source)
     found: dict[FindingKey, UnitValues] = {}
     for labels, chosen in slices(list(design.items), probe.by, min_items=probe.min_slice_items):
-        rows = matched_rows(
-            chosen,
-            judge,
-            unit=probe.unit,
-            on_equal=probe.on_equal,
-            include_ties=probe.include_ties,
-            cluster=probe.cluster,
-            seed=ctx.seed,
-            majority_ties=probe.majority_ties,
-        )
+        rows = probe.matched(chosen, judge, ctx.seed)
         for length_bin in probe._bins:
             inside = [r for r in rows if length_bin.contains(r.gap)]
             tag = {**labels, "bin": length_bin.label, "unit": probe.unit}
@@ -265,15 +254,8 @@ def length_control_units(
 ) -> dict[FindingKey, UnitValues]:
     """The raw win rate of each candidate per item, for the judge and for the humans (the
     items with a judge vote and a strict human majority, as the probe keeps them)."""
-    design, ctx = plan.design, plan.context
-    pairs = list(design.items)
-    judge = collect_judge_votes(design.judged_items(), ctx, verdicts, source=probe.judge_source)
-    both: dict[str, dict[str, PairwiseChoice]] = {"judge": {}, "human": {}}
-    for item in pairs:
-        vote, majority = judge.votes.get(item.id), human_majority(item)
-        if vote is not None and majority is not None:
-            both["judge"][item.id] = vote.choice
-            both["human"][item.id] = majority
+    pairs = list(plan.design.items)
+    _, both = probe.rated_choices(plan, verdicts)
     by_model = probe._by_model(pairs)
     found: dict[FindingKey, UnitValues] = {}
     for rater, choices in both.items():

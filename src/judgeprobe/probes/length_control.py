@@ -168,19 +168,28 @@ class LengthControlledWinRateProbe(Probe):
         check_lengths(pairs, [(f"unit={self.unit!r}", self.unit)])
         return Plan(self.name, ctx, design, requests)
 
-    def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
-        ctx, design = plan.context, plan.design
-        pairs = list(design.items)
+    def rated_choices(
+        self, plan: Plan[PairwiseDesign], verdicts: Verdicts
+    ) -> tuple[JudgeVotes, dict[str, dict[str, PairwiseChoice]]]:
+        """The judge's votes, and each rater's choice (``judge``, ``human``) per pair that has
+        both a judge vote and a strict human majority: the pairs the raw win rates are over."""
+        design = plan.design
         judge: JudgeVotes = collect_judge_votes(
-            design.judged_items(), ctx, verdicts, source=self.judge_source
+            design.judged_items(), plan.context, verdicts, source=self.judge_source
         )
-        by_model = self._by_model(pairs)
         both: dict[str, dict[str, PairwiseChoice]] = {"judge": {}, "human": {}}
-        for item in pairs:
+        for item in design.items:
             vote, majority = judge.votes.get(item.id), human_majority(item)
             if vote is not None and majority is not None:
                 both["judge"][item.id] = vote.choice
                 both["human"][item.id] = majority
+        return judge, both
+
+    def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        pairs = list(design.items)
+        judge, both = self.rated_choices(plan, verdicts)
+        by_model = self._by_model(pairs)
         findings: list[Finding] = []
         rows: list[dict[str, Any]] = []
         too_few: list[str] = []

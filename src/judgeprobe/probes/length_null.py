@@ -310,6 +310,21 @@ class LengthNullProbe(Probe):
         )
         return Plan(self.name, ctx, design, requests)
 
+    def matched(
+        self, pairs: Sequence[PairwiseItem], judge: JudgeVotes, seed: int
+    ) -> list[MatchedRow]:
+        """The pairs' rows for the length-matched control, under this probe's parameters."""
+        return matched_rows(
+            pairs,
+            judge,
+            unit=self.unit,
+            on_equal=self.on_equal,
+            include_ties=self.include_ties,
+            cluster=self.cluster,
+            seed=seed,
+            majority_ties=self.majority_ties,
+        )
+
     def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
         ctx, design = plan.context, plan.design
         pairs = list(design.items)
@@ -323,16 +338,7 @@ class LengthNullProbe(Probe):
             new = self._agreement_findings(chosen, judge, labels, ctx.seed)
             findings.extend(new)
             summary.extend(_row(f) for f in new)
-            rows = matched_rows(
-                chosen,
-                judge,
-                unit=self.unit,
-                on_equal=self.on_equal,
-                include_ties=self.include_ties,
-                cluster=self.cluster,
-                seed=ctx.seed,
-                majority_ties=self.majority_ties,
-            )
+            rows = self.matched(chosen, judge, ctx.seed)
             for length_bin in self._bins:
                 result = bin_result(
                     rows,

@@ -140,6 +140,17 @@ def first_failure(verdicts: Sequence[Verdict]) -> Verdict | None:
     return None
 
 
+def answer_of(verdict: Verdict, *, default: float) -> Verdict:
+    """The inner ``verdict`` a repair decided on, as the repaired verdict's answer (a copy
+    without its cost, which :meth:`RepairJudge.combined` adds up over every inner call)."""
+    return Verdict.scored(
+        verdict.score if verdict.score is not None else default,
+        label=verdict.label,
+        distribution=verdict.distribution,
+        raw_text=verdict.raw_text,
+    )
+
+
 def cost_multiplier(verdicts: Sequence[Verdict]) -> float | None:
     """Mean inner calls per repaired verdict (None without any verdict recording them)."""
     counts = [v.meta[INNER_CALLS] for v in verdicts if INNER_CALLS in v.meta]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from judgeprobe.errors import ConfigError, FatalJudgeError
 from judgeprobe.judge import Judge
-from judgeprobe.repair.base import RepairJudge, first_failure
+from judgeprobe.repair.base import RepairJudge, answer_of, first_failure
 from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 from judgeprobe.verdict import Verdict
@@ -72,12 +72,7 @@ class ChunkedJudge(RepairJudge):
             return self.combined(failed, verdicts)
         chosen = most_severe(request.rubric, verdicts)
         worst = verdicts[chosen]
-        verdict = Verdict.scored(
-            worst.score if worst.score is not None else 0.0,
-            label=worst.label,
-            distribution=worst.distribution,
-            raw_text=worst.raw_text,
-        )
+        verdict = answer_of(worst, default=0.0)
         return self.combined(verdict, verdicts, parts=len(parts), most_severe_part=chosen)
 
 

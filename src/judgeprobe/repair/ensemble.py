@@ -27,7 +27,7 @@ from pathlib import Path
 
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judge import Judge
-from judgeprobe.repair.base import RepairJudge, first_failure
+from judgeprobe.repair.base import RepairJudge, answer_of, first_failure
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_variants, get_rubric, load_variants
 from judgeprobe.rubrics.variants import VariantSet
@@ -78,12 +78,7 @@ class RubricEnsembleJudge(RepairJudge):
             return self.combined(failed, verdicts)
         chosen = median_index(verdicts)
         median = verdicts[chosen]
-        verdict = Verdict.scored(
-            median.score if median.score is not None else 0.0,
-            label=median.label,
-            distribution=median.distribution,
-            raw_text=median.raw_text,
-        )
+        verdict = answer_of(median, default=0.0)
         votes = [rubric.decision_of(v.score or 0.0, v.label) for v in verdicts]
         return self.combined(verdict, verdicts, wordings=len(verdicts), votes=votes)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from judgeprobe.errors import FatalJudgeError
 from judgeprobe.judge import Judge
-from judgeprobe.repair.base import RepairJudge, first_failure
+from judgeprobe.repair.base import RepairJudge, answer_of, first_failure
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
 
@@ -54,12 +54,7 @@ class LengthControlledJudge(RepairJudge):
         if failed is not None:
             return self.combined(failed, verdicts)
         (inner,) = verdicts
-        verdict = Verdict.scored(
-            inner.score if inner.score is not None else 0.5,
-            label=inner.label,
-            distribution=inner.distribution,
-            raw_text=inner.raw_text,
-        )
+        verdict = answer_of(inner, default=0.5)
         return self.combined(verdict, verdicts, cut_to=min(len(a), len(b)))
 
 

@@ -15,7 +15,6 @@ it as a ``data:`` image that its Content-Security-Policy allows (no script, no i
 from __future__ import annotations
 
 import io
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from matplotlib.patches import Rectangle
 
 from judgeprobe.report.figures import _RC
 from judgeprobe.report.overview import gated_findings
-from judgeprobe.report.text import display_text, fmt_number, humanize
+from judgeprobe.report.text import display_text, finite_number, fmt_number, humanize, short_label
 
 OVERVIEW_STEM = "figures/overview"
 """The overview figure's file stem beside the card (a probe's figures are ``<probe>-<name>``)."""
@@ -70,7 +69,7 @@ def _rows(card: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None]]
             rows.append((display_text(kind, 40), None))
         labels = ", ".join(f"{k}={v}" for k, v in (finding.get("labels") or {}).items())
         text = f"{probe['name']}: {humanize(str(finding['name']))}"
-        rows.append((_short(text + (f" ({labels})" if labels else "")), finding))
+        rows.append((short_label(text + (f" ({labels})" if labels else ""), LABEL_LENGTH), finding))
     return rows
 
 
@@ -107,10 +106,10 @@ def _row(ax: Any, y: float, finding: Mapping[str, Any]) -> None:
     colour, marker, word = STATUS_STYLE.get(status, ("#44546a", "o", status))
     ci = finding.get("ci") or {}
     estimate, low, high = (
-        _number(v) for v in (finding.get("estimate"), ci.get("low"), ci.get("high"))
+        finite_number(v) for v in (finding.get("estimate"), ci.get("low"), ci.get("high"))
     )
     threshold = finding.get("threshold") or {}
-    warn, fail = _number(threshold.get("warn")), _number(threshold.get("fail"))
+    warn, fail = finite_number(threshold.get("warn")), finite_number(threshold.get("fail"))
     values = [v for v in (estimate, low, high, warn, fail) if v is not None]
     left, right = min(values), max(values)
     pad = 0.12 * (right - left) if right > left else max(0.1 * abs(left), 0.05)
@@ -150,15 +149,3 @@ def _bands(
         names = [*(name for name, _ in present), "pass"]
         edges = [None, *(value for _, value in present), None]
     return [(name, edges[i], edges[i + 1]) for i, name in enumerate(names)]
-
-
-def _short(text: str) -> str:
-    clean = display_text(text)
-    return clean if len(clean) <= LABEL_LENGTH else clean[: LABEL_LENGTH - 1] + "…"
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return None if math.isnan(number) or math.isinf(number) else number

@@ -59,6 +59,21 @@ def display_text(value: object, max_len: int | None = None) -> str:
     return truncate(clean_text(value), max_len)
 
 
+def short_label(value: object, max_len: int) -> str:
+    """``value`` cleaned to one line and cut to ``max_len`` characters with an ellipsis, for a
+    figure's axis label, where there is no room to say how much was left out."""
+    clean = display_text(value)
+    return clean if len(clean) <= max_len else clean[: max_len - 1] + ELLIPSIS
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float to draw, or None for anything else (a bool, a string, NaN, inf)."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return None if math.isnan(number) or math.isinf(number) else number
+
+
 def escape_markdown(value: object, *, max_len: int | None = None) -> str:
     r"""``value`` as inert Markdown text: no markup, link, image, HTML or table cell break.
 
