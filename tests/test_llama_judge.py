@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from judgeprobe import Engine, EngineConfig, Request, RunStore, VerdictStatus
@@ -96,3 +98,13 @@ async def test_generation_rubrics_write_a_response_of_bounded_length(judge: Llam
     assert verdict.status is VerdictStatus.OK
     assert verdict.raw_text
     assert 0 < verdict.completion_tokens <= 12
+
+
+async def test_a_request_judged_directly_without_a_token_count_first_is_answered() -> None:
+    """A wrapper judge (a repair) calls the judge on requests the engine never counted; the
+    judge tokenizes them itself while it holds its model lock, which must not deadlock."""
+    fresh = LlamaJudge(n_ctx=512)
+    request = Request.make(fresh.fingerprint, HARM, ITEMS[0])
+    verdict = await asyncio.wait_for(fresh.judge(request), timeout=120)
+    assert verdict.status is VerdictStatus.OK
+    await fresh.aclose()

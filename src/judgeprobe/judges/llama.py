@@ -105,7 +105,8 @@ class LlamaJudge(InProcessJudge):
         self.chat_template = chat_template
         self.context_window = n_ctx - _RESERVED_TOKENS
         self._llm: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        """Serializes the model; re-entrant: :meth:`tokens` takes it inside :meth:`_judge_all`."""
         self._token_cache: OrderedDict[str, list[int]] = OrderedDict()
         self._label_ids: dict[str, dict[str, list[int]]] = {}
 
