@@ -10,16 +10,12 @@ mathtext off, text as paths, no date), embedded in ``compare.html`` as a ``data:
 
 from __future__ import annotations
 
-import io
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from judgeprobe.report.figures import _RC
+from judgeprobe.report.figures import rendered, row_axes
 from judgeprobe.report.text import finite_number, fmt_number, humanize, short_label
 
 MAX_ROWS = 60
@@ -38,22 +34,12 @@ def differences_svg(comparison: Mapping[str, Any]) -> bytes | None:
     rows = [d for d in comparison["differences"] if d.get("gated")][:MAX_ROWS]
     if not rows:
         return None
-    with matplotlib.rc_context(_RC), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Glyph .* missing from")
-        figure = _draw(rows)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return buffer.getvalue()
+    return rendered(lambda: _draw(rows))
 
 
 def _draw(rows: Sequence[Mapping[str, Any]]) -> Figure:
-    height = 0.8 + 0.26 * len(rows)
-    figure = Figure(figsize=(10.5, height))
-    FigureCanvasAgg(figure)
-    ax = figure.add_axes((0.43, 0.3 / height, 0.3, (height - 0.7) / height))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.axis("off")
+    figure, ax = row_axes(len(rows), base=0.8, bottom=0.3, margin=0.7)
+    height = figure.get_figheight()
     figure.text(
         0.01,
         1 - 0.2 / height,

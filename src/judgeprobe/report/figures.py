@@ -70,15 +70,36 @@ def figure_stem(spec: Mapping[str, Any]) -> str | None:
 
 def figure_bytes(spec: Mapping[str, Any], fmt: str = "png", *, dpi: int = 110) -> bytes:
     """``spec`` (a FigureSpec dict) drawn as ``fmt`` (``png`` or ``svg``) bytes."""
+    return rendered(lambda: draw_figure(spec), fmt, dpi=dpi)
+
+
+def rendered(draw: Callable[[], Figure], fmt: str = "svg", *, dpi: int = 110) -> bytes:
+    """The figure ``draw`` makes, as ``png`` or ``svg`` bytes: in the card's style, without the
+    missing-glyph warnings of untrusted text, and the same bytes each time (no date, no
+    software stamp)."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"figure format must be png or svg, not {fmt!r}")
     with matplotlib.rc_context(_RC), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Glyph .* missing from")
-        figure = draw_figure(spec)
+        figure = draw()
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}
         figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
+
+
+def row_axes(rows: int, *, base: float, bottom: float, margin: float) -> tuple[Figure, Axes]:
+    """A figure with one row per finding (0.26 inch each, row 0 at the top) and an axis for their
+    intervals on [0, 1], with ``base`` inches more for titles, ``bottom`` inches under the axis
+    and ``margin`` inches of the height outside it."""
+    height = base + 0.26 * rows
+    figure = Figure(figsize=(10.5, height))
+    FigureCanvasAgg(figure)
+    ax = figure.add_axes((0.43, bottom / height, 0.3, (height - margin) / height))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.axis("off")
+    return figure, ax
 
 
 def write_figures(

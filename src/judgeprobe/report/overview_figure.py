@@ -14,17 +14,13 @@ it as a ``data:`` image that its Content-Security-Policy allows (no script, no i
 
 from __future__ import annotations
 
-import io
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from judgeprobe.report.figures import _RC
+from judgeprobe.report.figures import rendered, row_axes
 from judgeprobe.report.overview import gated_findings
 from judgeprobe.report.text import display_text, finite_number, fmt_number, humanize, short_label
 
@@ -50,13 +46,7 @@ def overview_bytes(card: Mapping[str, Any], fmt: str = "svg", *, dpi: int = 110)
     rows = _rows(card)
     if not rows:
         return None
-    with matplotlib.rc_context(_RC), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Glyph .* missing from")
-        figure = _draw(rows, len(gated_findings(card)))
-        buffer = io.BytesIO()
-        metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-        figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
-    return buffer.getvalue()
+    return rendered(lambda: _draw(rows, len(gated_findings(card))), fmt, dpi=dpi)
 
 
 def _rows(card: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None]]:
@@ -74,13 +64,8 @@ def _rows(card: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None]]
 
 
 def _draw(rows: Sequence[tuple[str, Mapping[str, Any] | None]], total: int) -> Figure:
-    height = 0.9 + 0.26 * len(rows)
-    figure = Figure(figsize=(10.5, height))
-    FigureCanvasAgg(figure)
-    ax = figure.add_axes((0.43, 0.45 / height, 0.3, (height - 0.85) / height))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.axis("off")
+    figure, ax = row_axes(len(rows), base=0.9, bottom=0.45, margin=0.85)
+    height = figure.get_figheight()
     for position, (label, finding) in enumerate(rows):
         if finding is None:
             ax.text(-0.03, position, label.upper(), ha="right", va="center", weight="bold")
