@@ -19,6 +19,10 @@ the embedded judge on 40 of those items with smaller concatenation probes. The d
 ``--audited DIR`` keeps the audit: it runs into ``DIR`` once and writes what it made to
 ``DIR/made.json``; a later run with the same ``DIR`` reads that and only plans again (always on a
 fresh store), so a change to the bill is measured in seconds.
+
+``--pilot`` plans with :func:`judgeprobe.plan_audit`'s pilot: the first stages of the multi-stage
+probes are judged first (into the plan's own fresh store; their calls are printed), and the later
+stages are planned on those verdicts.
 """
 
 from __future__ import annotations
@@ -110,17 +114,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("audit", choices=("demo", "pyrit", "pyrit-llama"))
     parser.add_argument("--audited", type=Path, help="audit into this folder once, then reuse it")
+    parser.add_argument("--pilot", action="store_true", help="judge the first stages first")
     args = parser.parse_args()
     os.environ.setdefault("JUDGEPROBE_DATA", str(Path("..") / "shared" / "data"))
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        bill = plan_audit(_config(args.audit, Path(folder) / "plan"))
+        bill = plan_audit(_config(args.audit, Path(folder) / "plan"), pilot=args.pilot)
         planned_s = time.perf_counter() - started
         kept = args.audited
         if kept is not None:
             kept.mkdir(parents=True, exist_ok=True)
         made = _made(_config(args.audit, kept or Path(folder) / "audit"), kept)
-    print(f"## {args.audit}: planned in {planned_s:.1f} s, audited in {made['seconds']:.0f} s\n")
+    pilot = "" if bill.pilot is None else f" (a pilot of {bill.pilot.calls} calls included)"
+    print(
+        f"## {args.audit}: planned in {planned_s:.1f} s{pilot}, "
+        f"audited in {made['seconds']:.0f} s\n"
+    )
     print("| probe | planned calls (exp.) | calls made | diff | planned prompt tokens (exp.) | "
           "prompt tokens made | diff |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")

@@ -76,6 +76,57 @@ def test_multi_stage_probes_are_billed_their_expected_calls_within_5_percent_bes
     assert bill.total.bound_calls == sum(row.bound_calls for row in bill.rows)
 
 
+def _rarely_harmful(request: Request) -> float:
+    """A judge like the embedded one on the demo: harmless (1) but for one response in eight."""
+    return 5.0 if len(request.field_map["response"]) % 8 == 0 else 1.0
+
+
+def test_without_a_pilot_a_judge_that_rarely_flags_is_billed_far_from_what_it_draws(
+    tmp_path: Path,
+) -> None:
+    # the stand-ins spread over the scale; this judge calls few items harmful, so the bypass
+    # and cluster stages draw fewer concatenations than expected: only the bound holds
+    judge = CallableJudge(_rarely_harmful, name="rarely-harmful")
+    config = _config(tmp_path, MULTI_STAGE)
+    bill = plan_audit(config, judge=judge)
+    made = run_audit(config, judge=judge, progress=False, write_card=False).engine_totals["called"]
+    assert bill.pilot is None
+    assert abs(bill.total.calls - made) > 0.05 * made and bill.total.bound_calls >= made
+
+
+def test_a_pilot_judges_the_first_stages_and_bills_the_later_ones_exactly(tmp_path: Path) -> None:
+    judge = CallableJudge(_rarely_harmful, name="rarely-harmful")
+    fresh = run_audit(
+        _config(tmp_path / "fresh", MULTI_STAGE), judge=judge, progress=False, write_card=False
+    )
+    config = _config(tmp_path / "piloted", MULTI_STAGE, pricing=PRICING)
+    bill = plan_audit(config, judge=judge, pilot=True, progress=False)
+    assert bill.pilot is not None and bill.pilot.calls == 40  # the demo items, judged alone
+    assert bill.pilot.cost is not None and bill.pilot.cost > 0
+    # the bill is the whole audit's, exact: per probe and in total, calls and prompt tokens
+    assert (bill.total.calls, bill.total.bound) == (fresh.engine_totals["called"], False)
+    for row in bill.rows:
+        assert row.calls == fresh.results[row.probe].usage["calls"], row.probe
+        assert not row.bound, row.probe
+    # the audit then answers the pilot's requests from the store and makes the rest
+    outcome = run_audit(config, judge=judge, progress=False, write_card=False)
+    assert outcome.engine_totals["called"] == bill.total.calls - bill.pilot.calls
+    assert outcome.engine_totals["cached"] >= bill.pilot.calls
+
+
+def test_plan_pilot_prints_the_pilot_s_calls_and_stores_them(tmp_path: Path) -> None:
+    probes = {"bypass": {"ks": [2], "draws": 1, "false_alarm_items": 2, **FEW}}
+    config = str(_config_file(tmp_path, probes=probes))
+    result = CliRunner().invoke(app, ["plan", config, "--pilot"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "pilot: 40 calls made" in result.stdout and "40 pilot calls made" in result.stdout
+    assert "(bound" not in result.stdout  # a two-stage probe is exact once its first is known
+    with RunStore(tmp_path / "out" / "run.sqlite") as store:
+        assert len(list(store.iter_verdicts())) == 40
+    again = json.loads(CliRunner().invoke(app, ["plan", config, "--pilot", "--json"]).stdout)
+    assert again["pilot"]["calls"] == 0 and again["pilot"]["stored"] == 40
+
+
 def test_reproduction_trials_are_expected_for_no_flip_and_bounded_for_every_flip(
     tmp_path: Path,
 ) -> None:

@@ -17,6 +17,14 @@ own) and once on ones at its two ends: the bill's figures are the mean over the 
 expectation for a judge whose verdicts spread over the scale), and the largest of all the plans
 is given beside them as the bound (``bound_calls``, ``bound_prompt_tokens``; the row is marked
 ``bound``).
+
+No plan made before the first call can know how a judge will decide, so a later stage drawn from
+its decisions (the items the judge calls harmful, for the bypass and cluster probes) can only be
+expected. ``pilot=True`` buys that knowledge at a known price: it first judges the first stage of
+every multi-stage probe (the requests the later stages are drawn from, which the audit needs
+anyway and then answers from the store) and plans the later stages on those verdicts, so a
+two-stage probe is billed exactly. The bill still counts the piloted requests as calls (it bills
+the audit as a whole); :attr:`Bill.pilot` says how many were made already.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import Any
 
 from judgeprobe._hashing import content_hash
 from judgeprobe.audit import AuditConfig, _dataset, _select_probe, _Selected
-from judgeprobe.engine.engine import run_blocking
+from judgeprobe.engine.engine import Engine, run_blocking
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judge import Judge
@@ -95,6 +103,9 @@ class Bill:
     concurrency: int
     mean_latency_s: float | None
     time_note: str
+    pilot: BillRow | None = None
+    """What the pilot judged before the bill was drawn up (``pilot=True``), else None: those
+    calls are made and stored, and the audit does not repeat them."""
 
     @property
     def cost(self) -> float | None:
@@ -114,14 +125,24 @@ class Bill:
             "concurrency": self.concurrency,
             "mean_latency_s": self.mean_latency_s,
             "time": self.time_note,
+            "pilot": None if self.pilot is None else self.pilot.to_dict(),
         }
 
 
-def plan_audit(config: AuditConfig, *, judge: Judge | None = None) -> Bill:
-    """The bill of ``config``'s audit, planned without a judge call.
+def plan_audit(
+    config: AuditConfig,
+    *,
+    judge: Judge | None = None,
+    pilot: bool = False,
+    progress: bool | None = None,
+) -> Bill:
+    """The bill of ``config``'s audit, planned without a judge call (``pilot``: see below).
 
     ``judge`` overrides ``config.judge`` as in :func:`~judgeprobe.audit.run_audit`. A probe that
-    cannot run is the :class:`ConfigError` the audit would raise.
+    cannot run is the :class:`ConfigError` the audit would raise. ``pilot`` first judges the
+    first stage of every multi-stage probe into the audit's run store (``out/run.sqlite``), so
+    that the stages drawn from those verdicts are billed exactly (module docstring); those are
+    the only calls it makes, shown on a progress bar unless ``progress`` is False.
     """
     if not config.probes:
         raise ConfigError(
@@ -130,7 +151,7 @@ def plan_audit(config: AuditConfig, *, judge: Judge | None = None) -> Bill:
     if judge is None:
         built = build_judge(config.judge, **config.judge_options)
         try:
-            return plan_audit(config, judge=built)
+            return plan_audit(config, judge=built, pilot=pilot, progress=progress)
         finally:
             run_blocking(built.aclose())
     datasets: dict[str, Any] = {}
@@ -143,13 +164,68 @@ def plan_audit(config: AuditConfig, *, judge: Judge | None = None) -> Bill:
     for chosen in selected:
         check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
     store_path = Path(config.out) / "run.sqlite"
-    store = RunStore(store_path) if store_path.is_file() else RunStore(":memory:")
+    if pilot:
+        store_path.parent.mkdir(parents=True, exist_ok=True)
+    store = RunStore(store_path) if pilot or store_path.is_file() else RunStore(":memory:")
     with store:
-        return _bill(config, judge, store, selected)
+        if not pilot:
+            return _bill(config, judge, store, selected)
+        tokens = _Tokens(judge)
+        first = _first_stages(judge, selected, config.seed)
+        figures = _figures(first, store, set(), tokens, judge.capabilities.context_window)
+        piloted = frozenset(figures["keys"] - figures["known"])
+        engine = Engine(judge, store, config.engine.engine_config(progress=progress))
+        run_blocking(engine.run(first, description="pilot: the first stages"))
+        bill = _bill(config, judge, store, selected, tokens, piloted)
+        row = _row("pilot", figures, config, mean_latency(store, judge.fingerprint), bill)
+        return dataclasses.replace(bill, pilot=row)
 
 
-def _bill(config: AuditConfig, judge: Judge, store: RunStore, selected: list[_Selected]) -> Bill:
-    tokens = _Tokens(judge)
+def _first_stages(judge: Judge, selected: list[_Selected], seed: int) -> list[Request]:
+    """The first-stage requests of every probe with a later stage drawn from their verdicts."""
+    requests: dict[str, Request] = {}
+    for chosen in selected:
+        ctx = probe_context(chosen.probe, judge, chosen.rubric, seed=seed)
+        first: Plan[Any] = chosen.probe.plan(chosen.items, ctx)
+        for fill in ("spread", "ends"):
+            known = {r.key: stand_in(r, fill) for r in first.requests.values()}
+            if chosen.probe.refine(first, Verdicts(first, known)) is not None:
+                requests.update((r.key, r) for r in first.requests.values())
+                break
+    return list(requests.values())
+
+
+def _row(
+    name: str, figures: Mapping[str, Any], config: AuditConfig, latency: float | None, bill: Bill
+) -> BillRow:
+    """One exact row of the bill from a plan's figures."""
+    return BillRow(
+        probe=name,
+        requests=figures["requests"],
+        distinct=figures["distinct"],
+        stored=figures["stored"],
+        calls=figures["calls"],
+        skipped=figures["skipped"],
+        prompt_tokens=figures["prompt"],
+        completion_tokens=figures["completion"],
+        cost=_cost(config.pricing, figures["prompt"], figures["completion"]),
+        seconds=_seconds(figures["calls"], figures["prompt"], latency, bill.concurrency, config),
+        bound_calls=figures["calls"],
+        bound_prompt_tokens=figures["prompt"],
+    )
+
+
+def _bill(
+    config: AuditConfig,
+    judge: Judge,
+    store: RunStore,
+    selected: list[_Selected],
+    tokens: _Tokens | None = None,
+    piloted: frozenset[str] = frozenset(),
+) -> Bill:
+    """The bill; ``piloted`` requests are billed as calls (the pilot made them for the audit),
+    their stored verdicts serving only to draw the later stages."""
+    tokens = tokens or _Tokens(judge)
     window = judge.capabilities.context_window
     latency = mean_latency(store, judge.fingerprint)
     concurrency = config.engine.concurrency or judge.capabilities.max_concurrency
@@ -160,7 +236,9 @@ def _bill(config: AuditConfig, judge: Judge, store: RunStore, selected: list[_Se
     for chosen in selected:
         fills, stages, bound = _planned(chosen, judge, store, config.seed)
         spread = fills[:-1] if bound else fills
-        figures = [_figures(requests, store, claimed, tokens, window) for requests in fills]
+        figures = [
+            _figures(requests, store, claimed, tokens, window, piloted) for requests in fills
+        ]
         expected = figures[: len(spread)]
         mean = {name: round(sum(f[name] for f in expected) / len(expected)) for name in _AVERAGED}
         # the keys of the spread draw nearest the mean stand for the probe in the totals
@@ -225,10 +303,13 @@ def _figures(
     claimed: set[str],
     tokens: _Tokens,
     window: int | None,
+    piloted: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """What one plan of a probe bills: its counts, tokens, distinct keys and stored verdicts."""
+    """What one plan of a probe bills: its counts, tokens, distinct keys and stored verdicts
+    (``piloted`` ones counted as not stored)."""
     distinct = {r.key: r for r in requests}
-    known = _usable(store.get_many(list(distinct)))
+    stored = _usable(store.get_many(list(distinct)))
+    known = {key: verdict for key, verdict in stored.items() if key not in piloted}
     new = [r for key, r in distinct.items() if key not in known and key not in claimed]
     counts = tokens.prompt(new)
     sent = [(r, n) for r, n in zip(new, counts, strict=True) if window is None or n <= window]

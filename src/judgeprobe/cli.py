@@ -114,6 +114,14 @@ def audit(
             min=0, help="Ask before running when the planned cost (config 'pricing') exceeds this."
         ),
     ] = None,
+    pilot: Annotated[
+        bool,
+        typer.Option(
+            "--pilot",
+            help="With --plan or --confirm-over: first judge the first stage of the multi-stage "
+            "probes (stored; the audit reuses it) so that their later stages are billed exactly.",
+        ),
+    ] = False,
     yes: Annotated[
         bool, typer.Option("--yes", help="Run past --confirm-over without asking.")
     ] = False,
@@ -156,10 +164,10 @@ def audit(
         config = with_until_decided(config, rounds)
     config = with_repairs(config, repair)
     if plan:
-        print_bill(config)
+        print_bill(config, pilot=pilot)
         return
     if confirm_over is not None:
-        confirm_cost(config, confirm_over, yes=yes)
+        confirm_cost(config, confirm_over, yes=yes, pilot=pilot)
     _run(config, _command_line())
 
 

@@ -51,10 +51,19 @@ def plan(
     limit: Limit = None,
     seed: Seed = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the bill as JSON.")] = False,
+    pilot: Annotated[
+        bool,
+        typer.Option(
+            "--pilot",
+            help="First judge the first stage of the multi-stage probes into the run store "
+            "(the audit reuses it), so that their later stages are billed exactly.",
+        ),
+    ] = False,
 ) -> None:
     """Plan an audit without a judge call: its requests, tokens, cost and time, per probe.
 
-    Takes the audit's config and overrides; the audit then makes the calls it bills.
+    Takes the audit's config and overrides; the audit then makes the calls it bills. With
+    --pilot the first stages are judged first (their cost is printed), and the rest is exact.
     """
     config = config_from_options(
         config_path,
@@ -68,20 +77,22 @@ def plan(
         limit=limit,
         seed=seed,
     )
-    print_bill(config, as_json=as_json)
+    print_bill(config, as_json=as_json, pilot=pilot)
 
 
-def print_bill(config: Any, *, as_json: bool = False) -> None:
-    """Plan ``config``'s audit and print its bill (a table, or JSON)."""
+def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> None:
+    """Plan ``config``'s audit and print its bill (a table, or JSON); ``pilot`` as for
+    :func:`judgeprobe.billing.plan_audit`."""
     from judgeprobe.billing import plan_audit
 
-    bill = plan_audit(config)
+    bill = plan_audit(config, pilot=pilot, progress=False if as_json else None)
     if as_json:
         out.print_json(json.dumps(bill.to_dict()))
         return
     tokens = "prompt tokens (est.)" if bill.tokens_counted is False else "prompt tokens"
     currency = bill.pricing.currency if bill.pricing is not None else ""
-    table = Table(title=escape(f"the bill of the audit of {bill.judge}: no judge call made"))
+    made = "no judge call made" if bill.pilot is None else f"{bill.pilot.calls} pilot calls made"
+    table = Table(title=escape(f"the bill of the audit of {bill.judge}: {made}"))
     for column in (
         "probe", "requests", "distinct", "in store", "calls", tokens,
         "completion tokens (exp.)", f"cost {currency}".strip(), "time",
@@ -119,6 +130,14 @@ def print_bill(config: Any, *, as_json: bool = False) -> None:
             "expectation, the mean of plans on stand-in verdicts spread over the rubric's "
             "labels, and N the most any stand-in plan needs"
         )
+    if bill.pilot is not None:
+        cost = "" if bill.pilot.cost is None else f", cost {bill.pilot.cost:.4f}"
+        notes.append(
+            f"pilot: {bill.pilot.calls} calls made ({bill.pilot.prompt_tokens} prompt tokens"
+            f"{cost}), the first stages of the multi-stage probes, stored in the run store; "
+            f"they are counted above and the audit answers them from the store, leaving "
+            f"{bill.total.calls - bill.pilot.calls} calls to make"
+        )
     if bill.total.skipped:
         notes.append(f"{bill.total.skipped} inputs exceed the context window: skipped, not sent")
     if bill.pricing is None:
@@ -127,12 +146,13 @@ def print_bill(config: Any, *, as_json: bool = False) -> None:
         out.print(escape(note))
 
 
-def confirm_cost(config: Any, amount: float, *, yes: bool) -> None:
+def confirm_cost(config: Any, amount: float, *, yes: bool, pilot: bool = False) -> None:
     """Go on when the planned cost is at most ``amount``, when ``yes``, or when the user says
-    so on a terminal; else a :class:`ConfigError` naming the cost and ``--yes``."""
+    so on a terminal; else a :class:`ConfigError` naming the cost and ``--yes``. ``pilot``
+    judges the first stages first (their cost is then spent whatever the answer)."""
     from judgeprobe.billing import plan_audit
 
-    bill = plan_audit(config)
+    bill = plan_audit(config, pilot=pilot)
     if bill.pricing is None or bill.cost is None:
         raise ConfigError(
             "--confirm-over needs a price table: add 'pricing: {input_per_mtok: ..., "
