@@ -136,7 +136,7 @@ def test_the_comparison_pairs_the_shared_findings_and_says_the_rubrics_differ(
         "baseline": [
             f"repetition {name} (l={times}, mode={mode})"
             for mode in ("P*l,R", "P*l,R*l")
-            for times in (2, 4)
+            for times in DEMO_PROBES["repetition"]["counts"][1:]
             for name in ("wasserstein_to_l1", "mean_shift", "decision_flip_rate")
         ],
         "candidate": [],
@@ -170,7 +170,10 @@ def test_the_summary_names_each_gated_finding_that_differs_and_counts_the_rest(
     quiet = sum(d["word"] == "no evidence" for d in gated)
     assert f"  no evidence either way: {quiet} gated findings;" in "\n".join(lines)
     assert lines[-3] == "  run by one judge only: human_agreement, position"
-    assert lines[-2] == "  findings of stand-in only: 12 (repetition; listed in compare.md)"
+    # the prompt-repeating modes (2) x counts above 1 x 3 findings: the toxicity rubric reads
+    # the response alone
+    only = 2 * len(DEMO_PROBES["repetition"]["counts"][1:]) * 3
+    assert lines[-2] == f"  findings of stand-in only: {only} (repetition; listed in compare.md)"
     assert lines[-1] == document["summary"]["headline"]
 
 
