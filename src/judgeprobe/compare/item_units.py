@@ -1,6 +1,6 @@
 """Per-item outcomes of the probes whose units need the probe's own parameters.
 
-:mod:`judgeprobe.compare.units` reads repetition and agreement from the plan and its verdicts
+:mod:`judgeprobe.compare.units` reads repetition from the plan and its verdicts
 alone; the probes here also need what the probe was run with (its slices, clustering, null,
 reruns, length bins), so each extractor gets the probe rebuilt from the parameters stored with
 its result. Each gives, per finding, the value of every unit (an item, a pair, a drawn
@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key
+from judgeprobe.compare.agreement_units import agreement_units
+from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key, pooled_ratio
 from judgeprobe.engine.store import RunStore
 from judgeprobe.evidence import parts_id
 from judgeprobe.plan import Plan, Role, Verdicts
@@ -57,12 +58,6 @@ ProbeExtractor = Callable[[Any, Plan[Any], Verdicts], dict[FindingKey, UnitValue
 
 def _mean(rows: NDArray[np.float64]) -> Any:
     return rows[..., 0].mean(axis=-1)
-
-
-def _ratio(rows: NDArray[np.float64]) -> Any:
-    """Pooled ratio of rows ``(count, of)``: the share over every unit's comparisons."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return rows[..., 0].sum(axis=-1) / rows[..., 1].sum(axis=-1)
 
 
 def _excess(rows: NDArray[np.float64]) -> Any:
@@ -112,7 +107,7 @@ def position_units(probe: Any, plan: Plan[Any], verdicts: Verdicts) -> dict[Find
             if decisive:
                 share[u] = (float(sum(c == "A" for c in decisive)), float(len(decisive)))
         found[finding_key("first_position_share", labels)] = UnitValues(
-            share, _ratio, clusters=clusters
+            share, pooled_ratio, clusters=clusters
         )
     return found
 
@@ -217,7 +212,7 @@ def policy_invariance_units(
                 {u: f > 0 for u, (f, _) in compared.items()}
             )
         else:
-            found[finding_key("flip_rate", labels)] = UnitValues(compared, _ratio)
+            found[finding_key("flip_rate", labels)] = UnitValues(compared, pooled_ratio)
     return found
 
 
@@ -273,6 +268,7 @@ def length_control_units(
 
 
 PROBE_EXTRACTORS: dict[str, ProbeExtractor] = {
+    "agreement": agreement_units,
     "position": position_units,
     "permutation": permutation_units,
     "cluster": cluster_units,
