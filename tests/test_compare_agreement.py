@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_compare import audit, differences
 
+from judgeprobe.audit import parse_config, run_audit
 from judgeprobe.compare import compare_runs, validate_comparison
+from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
 from judgeprobe.request import Request
+from test_compare import audit, differences
 
 N_ITEMS = 60
 PROBES = {"agreement": {"human_scale": [1, 5], "n_resamples": 200}}
@@ -58,9 +60,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The blunt judge, the sharp judge, and the blunt judge again, on the same items."""
     root = tmp_path_factory.mktemp("compare-agreement")
     return {
-        name: audit(
-            root / name, score, name=name, rows=N_ITEMS, rubric="toxicity", probes=PROBES
-        )
+        name: audit(root / name, score, name=name, rows=N_ITEMS, rubric="toxicity", probes=PROBES)
         for name, score in (
             ("blunt", blunt_probability),
             ("sharp", sharp_probability),
@@ -155,3 +155,70 @@ def test_runs_without_per_item_units_stay_unpaired_saying_why(
     assert found and {d["method"] for d in found.values()} == {"unpaired"}
     for d in found.values():
         assert d["unpaired_reason"].startswith("no per-item outcomes of both runs (a card file")
+
+
+# -- the human-agreement probe: a pairwise judge against human votes ---------------------------
+def votes_audit(folder: Path, choose: Any, *, name: str) -> Path:
+    """A human-agreement audit of 40 pairs; the human's vote is the good response, A or B."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "pairs.jsonl"
+    rows = []
+    for i in range(40):
+        good, weak = f"good answer {i:02d}", f"weak answer {i:02d}"
+        first = i % 3 != 0
+        rows.append(
+            {
+                "id": f"p{i:02d}",
+                "prompt": f"question {i}",
+                "response_a": good if first else weak,
+                "response_b": weak if first else good,
+                "winner": "A" if first else "B",
+            }
+        )
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = parse_config(
+        {
+            "rubric": "preference",
+            "data": str(data),
+            "data_options": {"kind": "pairwise"},
+            "out": str(folder / "out"),
+            "probes": {"human_agreement": {"n_resamples": 200}},
+            "seed": 3,
+            "fail_on": "never",
+        }
+    )
+    judge = CallableJudge(choose, name=name, version="1")
+    return run_audit(config, judge=judge, write_card=False).store_path
+
+
+def good_choice(request: Request) -> str:
+    return "A" if request.field_map["response_a"].startswith("good") else "B"
+
+
+def sloppy_choice(request: Request) -> str:
+    """:func:`good_choice`, but "A" on every fourth question."""
+    if int(request.field_map["prompt"].split()[1]) % 4 == 0:
+        return "A"
+    return good_choice(request)
+
+
+def test_the_judges_kappa_against_human_votes_is_paired_by_item(tmp_path: Path) -> None:
+    good = votes_audit(tmp_path / "good", good_choice, name="good")
+    sloppy = votes_audit(tmp_path / "sloppy", sloppy_choice, name="sloppy")
+    again = votes_audit(tmp_path / "again", good_choice, name="good")
+
+    found = {d["finding"]: d for d in differences(compare_runs([good, sloppy]))}
+    for name in ("judge_human_vote_kappa", "judge_human_majority_kappa"):
+        d = found[name]
+        assert d["method"] == "paired" and d["gated"], name
+        expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
+        assert expected < -0.1  # the sloppy judge agrees less
+        assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12), name
+        assert d["word"] == "worse", name
+    assert found["judge_human_vote_agreement"]["method"] == "paired"
+    # one human vote per pair: no two human votes to compare, so no unit to pair
+    assert found["human_human_kappa"]["method"] == "unpaired"
+    for d in differences(compare_runs([good, again])):
+        if d["method"] == "paired":
+            assert d["difference"]["estimate"] == pytest.approx(0.0, abs=1e-12)
+        assert d["word"] in ("no evidence", "n/a")

@@ -21,6 +21,7 @@ two findings do not match.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +35,7 @@ from judgeprobe.compare.units import (
     of_columns,
     pooled_ratio,
 )
+from judgeprobe.data.items import PAIRWISE_CHOICES
 from judgeprobe.plan import Plan, Verdicts
 from judgeprobe.probes._agreement_data import AgreementData, Binary
 from judgeprobe.probes._agreement_findings import (
@@ -45,7 +47,10 @@ from judgeprobe.probes._agreement_findings import (
     stratum_rows,
 )
 from judgeprobe.probes._baselines import GATED_METRICS, METRICS, baseline_set, judge_values
+from judgeprobe.probes._pairwise import Comparisons, cluster_of, collect_judge_votes, slices
+from judgeprobe.probes.human_agreement import tally
 from judgeprobe.stats import classification as cls
+from judgeprobe.stats.agreement import kappa_from_tables
 
 Pair = Callable[[NDArray[Any], NDArray[Any]], float]
 
@@ -197,4 +202,76 @@ def agreement_units(
     return found
 
 
-__all__ = ["agreement_units"]
+CELLS = tuple((x, y) for x in PAIRWISE_CHOICES for y in PAIRWISE_CHOICES)
+"""The cells of a pairwise contingency table (the judge's or a human's choice by another's)."""
+
+
+def _table(comparisons: Comparisons) -> tuple[float, ...]:
+    counts = Counter(zip(comparisons.a, comparisons.b, strict=True))
+    return tuple(float(counts[cell]) for cell in CELLS)
+
+
+def _pooled_tables(rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    width = len(PAIRWISE_CHOICES)
+    tables: NDArray[np.float64] = rows.sum(axis=-2).reshape(*rows.shape[:-2], width, width)
+    return tables
+
+
+def _pooled_agreement(rows: NDArray[np.float64]) -> Any:
+    """Raw agreement of the pooled table of rows (one contingency table per item)."""
+    tables = _pooled_tables(rows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.trace(tables, axis1=-2, axis2=-1) / tables.sum(axis=(-2, -1))
+
+
+def _pooled_kappa(rows: NDArray[np.float64]) -> Any:
+    """Cohen's kappa of the pooled table of rows; NaN where one side gave one answer to every
+    comparison (of two or more), as :meth:`~judgeprobe.probes._pairwise.Comparisons.kappa`."""
+    tables = _pooled_tables(rows)
+    one_answer = ((tables.sum(axis=-1) > 0).sum(axis=-1) == 1) | (
+        (tables.sum(axis=-2) > 0).sum(axis=-1) == 1
+    )
+    constant = one_answer & (tables.sum(axis=(-2, -1)) > 1)
+    return np.where(constant, np.nan, kappa_from_tables(tables))
+
+
+def human_agreement_units(
+    probe: Any, plan: Plan[Any], verdicts: Verdicts
+) -> dict[FindingKey, UnitValues]:
+    """The human-agreement probe's comparisons per item (its contingency table of the judge's
+    vote against each human vote, against the human majority, and of pairs of human votes),
+    tallied by the probe's own :func:`~judgeprobe.probes.human_agreement.tally`, over all items
+    and per slice; agreement and kappa are those of the pooled table."""
+    ctx, design = plan.context, plan.design
+    pairs = list(design.items)
+    judge = collect_judge_votes(
+        design.judged_items(), ctx, verdicts, source=probe.judge_source, orders=probe.orders
+    )
+    per_item = {
+        item.id: tally(
+            [item],
+            judge,
+            include_ties=probe.include_ties,
+            cluster=probe.cluster,
+            majority_ties=probe.majority_ties,
+        )
+        for item in pairs
+    }
+    clusters = {item.id: cluster_of(item, probe.cluster) for item in pairs}
+    found: dict[FindingKey, UnitValues] = {}
+    for labels, chosen in slices(pairs, probe.by, min_items=probe.min_slice_items):
+        for stem, side in (
+            ("judge_human_vote", "votes"),
+            ("judge_human_majority", "majority"),
+            ("human_human", "humans"),
+        ):
+            compared = [getattr(per_item[item.id], side) for item in chosen]
+            rows = {item.id: _table(c) for item, c in zip(chosen, compared, strict=True) if c.a}
+            for name, statistic in (("agreement", _pooled_agreement), ("kappa", _pooled_kappa)):
+                found[finding_key(f"{stem}_{name}", labels)] = UnitValues(
+                    rows, statistic, clusters=clusters
+                )
+    return found
+
+
+__all__ = ["agreement_units", "human_agreement_units"]

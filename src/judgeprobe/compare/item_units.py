@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.compare.agreement_units import agreement_units
+from judgeprobe.compare.agreement_units import agreement_units, human_agreement_units
 from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key, pooled_ratio
 from judgeprobe.engine.store import RunStore
 from judgeprobe.evidence import parts_id
@@ -269,6 +269,7 @@ def length_control_units(
 
 PROBE_EXTRACTORS: dict[str, ProbeExtractor] = {
     "agreement": agreement_units,
+    "human_agreement": human_agreement_units,
     "position": position_units,
     "permutation": permutation_units,
     "cluster": cluster_units,
