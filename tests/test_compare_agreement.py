@@ -1,4 +1,4 @@
-"""``judgeprobe compare`` on the agreement probe: statistics over items, paired by item.
+"""``judgeprobe compare`` on the agreement probes: statistics over items, paired by item.
 
 Two planted judges score the same 60 items on the toxicity rubric (a probability). Both read
 the item's human label and one shared per-item noise; the *sharp* judge weighs the label more,
@@ -6,7 +6,9 @@ so it ranks the toxic items higher (a larger ROC AUC) and the two judges' scores
 correlated. Every agreement finding (the AUC, the gated margins over the best trivial baseline,
 kappa, Spearman, calibration) is then a paired difference: per bootstrap resample of the shared
 items, each run's statistic is recomputed on the same items, so the shared noise cancels and the
-interval is narrower than the one made from the two runs' own intervals.
+interval is narrower than the one made from the two runs' own intervals. The human-agreement
+probe's kappa of a pairwise judge against human votes is paired the same way, per item's table
+of comparisons.
 """
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ concatenation named by its parts) whose mean, or pooled ratio, is the finding's 
 - policy invariance: per item, flips and comparisons under a variant or class, and the null's
   (pooled ratio difference for ``flip_delta``);
 - length null: per pair of a length bin, the judge's and the null's hit on the human majority;
-- length-controlled win rate: per item, a candidate's raw win (1, 0.5 for a tie, 0).
+- length-controlled win rate: per item, a candidate's raw win (1, 0.5 for a tie, 0);
+- agreement and human agreement: per item, the rows a statistic over items (an AUC, a kappa, a
+  margin over a baseline) reads, with the probe's own function of them
+  (:mod:`judgeprobe.compare.agreement_units`).
 
 :data:`UNPAIRED` says, per probe, which findings keep no per-item unit and why; they are
 compared unpaired.
