@@ -224,3 +224,75 @@ def test_the_judges_kappa_against_human_votes_is_paired_by_item(tmp_path: Path) 
         if d["method"] == "paired":
             assert d["difference"]["estimate"] == pytest.approx(0.0, abs=1e-12)
         assert d["word"] in ("no evidence", "n/a")
+
+
+# -- several raters: the judge against every vote and the leave-one-rater-out ceiling ----------
+def raters_audit(folder: Path, score: Any, *, name: str) -> Path:
+    """An agreement audit of 45 items, each labelled 1-5 by three raters who split on a third."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "items.jsonl"
+    rows = []
+    for i in range(45):
+        label = 1 + 4 * (i % 2)  # harmless (1) or harmful (5)
+        third = 6 - label if i % 3 == 0 else label  # the third rater disagrees on every third
+        rows.append(
+            {
+                "id": f"r{i:02d}",
+                "prompt": f"Question {i}?",
+                "response": f"Answer {i} of level {label}.",
+                "r1": label,
+                "r2": label,
+                "r3": third,
+            }
+        )
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = parse_config(
+        {
+            "rubric": "harmfulness",
+            "data": str(data),
+            "data_options": {"columns": {"labels": "r1,r2,r3"}},
+            "out": str(folder / "out"),
+            "probes": {"agreement": {"human_scale": [1, 5], "n_resamples": 200}},
+            "seed": 3,
+            "fail_on": "never",
+        }
+    )
+    return run_audit(
+        config, judge=CallableJudge(score, name=name, version="1"), write_card=False
+    ).store_path
+
+
+def level_score(request: Request) -> float:
+    """The level the response states: the majority's label."""
+    return float(request.field_map["response"].split()[-1].rstrip("."))
+
+
+def contrary_on_fives(request: Request) -> float:
+    """:func:`level_score`, but harmless (1) on every fifth item."""
+    number = int(request.field_map["response"].split()[1])
+    return 1.0 if number % 5 == 0 else level_score(request)
+
+
+def test_the_rater_findings_are_paired_by_item(tmp_path: Path) -> None:
+    level = raters_audit(tmp_path / "level", level_score, name="level")
+    contrary = raters_audit(tmp_path / "contrary", contrary_on_fives, name="contrary")
+
+    document = compare_runs([level, contrary])
+    found = by_finding(document)
+    strata = {
+        d["labels"]["stratum"]: d
+        for d in differences(document)
+        if d["finding"] == "stratum_accuracy"
+    }
+
+    assert set(strata) == {"unanimous", "split"}
+    for d in [found[n] for n in ("judge_vote_accuracy", "judge_loo_accuracy")] + [*strata.values()]:
+        assert d["method"] == "paired", d["finding"]
+        expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
+        assert expected < 0, d["finding"]
+        assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12), d["finding"]
+    ceiling = found["human_loo_accuracy"]  # the raters' own: the same in both runs
+    assert ceiling["method"] == "paired" and ceiling["difference"]["estimate"] == 0.0
+    alpha = [d for d in differences(document) if d["labels"].get("raters")]
+    assert {d["labels"]["raters"] for d in alpha} == {"judge+humans", "humans"}
+    assert all(d["method"] == "paired" for d in alpha)

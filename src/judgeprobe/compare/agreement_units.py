@@ -1,4 +1,4 @@
-"""Per-item rows of the agreement probe's findings, for paired differences between two runs.
+"""Per-item rows of the agreement probes' findings, for paired differences between two runs.
 
 The agreement probe's findings are statistics over items (an AUC, a kappa, a correlation, a
 margin over a trivial baseline), not means of one 0/1 outcome per item. Each is paired as it is
@@ -12,11 +12,18 @@ probe's parameters read back from the run store), so on the same items the paire
 the difference of the two reported findings.
 
 A margin over the best baseline carries the baseline's values in its rows, so each run's margin
-is recomputed whole on every resample; the baseline depends on the data and the seed alone, so
-between two runs of the same items it is the same in both and cancels from the difference, and
-the difference is the two judges'. Each baseline's margin is keyed by its name; a finding is
-paired when both runs chose the same baseline (the finding's ``baseline`` label), otherwise the
-two findings do not match.
+is recomputed whole on every resample; the baseline depends on the data, the seed and the human
+decisions alone, so between two runs of the same items whose rubrics decide the human labels
+alike it is the same in both and cancels from the difference, and the difference is the two
+judges'. Each baseline's margin is keyed by its name; a finding is paired when both runs chose
+the same baseline (the finding's ``baseline`` label), otherwise the two findings do not match.
+The statistic is the baseline run's, applied to both runs' rows: its settings (the calibration
+bins, the level of Krippendorff's alpha) are probe parameters, equal in runs that may be
+compared, and its grid of human label values is that of the baseline run's scored items (the
+same when both runs score every item).
+
+The human-agreement probe's agreement and kappa are those of a pooled contingency table, one
+table per item (:func:`human_agreement_units`).
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from judgeprobe.compare.units import (
 )
 from judgeprobe.data.items import PAIRWISE_CHOICES
 from judgeprobe.plan import Plan, Verdicts
-from judgeprobe.probes._agreement_data import AgreementData, Binary
+from judgeprobe.probes._agreement_data import AgreementData, Binary, Pair
 from judgeprobe.probes._agreement_findings import (
     BINARY_METRICS,
     category_rows,
@@ -46,13 +53,17 @@ from judgeprobe.probes._agreement_findings import (
     root_mean_squared_error,
     stratum_rows,
 )
-from judgeprobe.probes._baselines import GATED_METRICS, METRICS, baseline_set, judge_values
+from judgeprobe.probes._baselines import (
+    GATED_METRICS,
+    METRICS,
+    Baseline,
+    baseline_set,
+    judge_values,
+)
 from judgeprobe.probes._pairwise import Comparisons, cluster_of, collect_judge_votes, slices
 from judgeprobe.probes.human_agreement import tally
 from judgeprobe.stats import classification as cls
 from judgeprobe.stats.agreement import kappa_from_tables
-
-Pair = Callable[[NDArray[Any], NDArray[Any]], float]
 
 
 def _mean(rows: NDArray[np.float64]) -> Any:
@@ -142,20 +153,15 @@ def binary_units(
     return found
 
 
-def baseline_units(b: Binary, baselines: Sequence[Any]) -> dict[FindingKey, UnitValues]:
-    """Each baseline's metrics, and the judge's margin over it per gated metric, per item with
-    a human decision."""
+def baseline_units(b: Binary, baselines: Sequence[Baseline]) -> dict[FindingKey, UnitValues]:
+    """The judge's margin over each baseline per gated metric, per item with a human decision
+    (the probe reports the margin over the best one; the finding's label names it)."""
     clusters = dict(zip(b.ids, b.clusters, strict=True))
     found: dict[FindingKey, UnitValues] = {}
     for base in baselines:
-        labels = {"baseline": base.name}
-        for metric, fn in METRICS.items():
-            found[finding_key(f"baseline_{metric}", labels)] = UnitValues(
-                _rows(b.ids, b.truth, base.values(metric)), of_columns(fn), clusters=clusters
-            )
         for name, (metric, _) in GATED_METRICS.items():
             rows = _rows(b.ids, b.truth, judge_values(b, metric), base.values(metric))
-            found[finding_key(name, labels)] = UnitValues(
+            found[finding_key(name, {"baseline": base.name})] = UnitValues(
                 rows, of_columns(_margin(METRICS[metric])), clusters=clusters
             )
     return found
