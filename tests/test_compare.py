@@ -61,8 +61,10 @@ def audit(
     rows: int = N_ITEMS,
     offset: int = 0,
     rubric: str = "harmfulness",
+    probes: Mapping[str, Any] | None = None,
 ) -> Path:
-    """A repetition and agreement audit of ``score`` on ``rows`` items; the run store's path."""
+    """A repetition and agreement audit of ``score`` on ``rows`` items (or one of ``probes``);
+    the run store's path."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "items.jsonl"
     data.write_text(
@@ -85,7 +87,8 @@ def audit(
             "rubric": rubric,
             "data": str(data),
             "out": str(folder / "out"),
-            "probes": {
+            "probes": probes
+            or {
                 "repetition": {"counts": [1, 2], "n_resamples": 200},
                 "agreement": {"human_scale": [1, 5], "n_resamples": 100},
             },
@@ -158,9 +161,10 @@ def test_a_paired_difference_is_the_difference_of_the_two_runs_estimates(
     document = compare_runs([stores["steady"], stores["drifting"], stores["oracle"]])
 
     paired = [d for d in differences(document) if d["method"] == "paired"]
-    # per candidate: three repetition modes with three findings each, at l=2, and five of the
-    # agreement probe (accuracy, balanced accuracy, kappa, and the two judge-minus-baseline)
-    assert len(paired) == 2 * (9 + 5)
+    # per candidate: three repetition modes with three findings each, at l=2, and every one of
+    # the agreement probe's 17 (three margins over a baseline, five scale and nine binary ones)
+    assert len(paired) == 2 * (9 + 17)
+    assert {d["probe"] for d in differences(document) if d["method"] == "unpaired"} == set()
     for d in paired:
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12), d["finding"]

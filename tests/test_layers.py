@@ -215,6 +215,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "report.write",
         "compare",
         "compare.build",
+        "compare.agreement_units",
         "compare.item_units",
         "compare.render",
         "compare.figure",

@@ -1,6 +1,6 @@
 """Per-item outcomes of the probes whose units need the probe's own parameters.
 
-:mod:`judgeprobe.compare.units` reads repetition and agreement from the plan and its verdicts
+:mod:`judgeprobe.compare.units` reads repetition from the plan and its verdicts
 alone; the probes here also need what the probe was run with (its slices, clustering, null,
 reruns, length bins), so each extractor gets the probe rebuilt from the parameters stored with
 its result. Each gives, per finding, the value of every unit (an item, a pair, a drawn
@@ -17,7 +17,10 @@ concatenation named by its parts) whose mean, or pooled ratio, is the finding's 
 - policy invariance: per item, flips and comparisons under a variant or class, and the null's
   (pooled ratio difference for ``flip_delta``);
 - length null: per pair of a length bin, the judge's and the null's hit on the human majority;
-- length-controlled win rate: per item, a candidate's raw win (1, 0.5 for a tie, 0).
+- length-controlled win rate: per item, a candidate's raw win (1, 0.5 for a tie, 0);
+- agreement and human agreement: per item, the rows a statistic over items (an AUC, a kappa, a
+  margin over a baseline) reads, with the probe's own function of them
+  (:mod:`judgeprobe.compare.agreement_units`).
 
 :data:`UNPAIRED` says, per probe, which findings keep no per-item unit and why; they are
 compared unpaired.
@@ -31,7 +34,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key
+from judgeprobe.compare.agreement_units import agreement_units, human_agreement_units
+from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key, pooled_ratio
 from judgeprobe.engine.store import RunStore
 from judgeprobe.evidence import parts_id
 from judgeprobe.plan import Plan, Role, Verdicts
@@ -57,12 +61,6 @@ ProbeExtractor = Callable[[Any, Plan[Any], Verdicts], dict[FindingKey, UnitValue
 
 def _mean(rows: NDArray[np.float64]) -> Any:
     return rows[..., 0].mean(axis=-1)
-
-
-def _ratio(rows: NDArray[np.float64]) -> Any:
-    """Pooled ratio of rows ``(count, of)``: the share over every unit's comparisons."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return rows[..., 0].sum(axis=-1) / rows[..., 1].sum(axis=-1)
 
 
 def _excess(rows: NDArray[np.float64]) -> Any:
@@ -112,7 +110,7 @@ def position_units(probe: Any, plan: Plan[Any], verdicts: Verdicts) -> dict[Find
             if decisive:
                 share[u] = (float(sum(c == "A" for c in decisive)), float(len(decisive)))
         found[finding_key("first_position_share", labels)] = UnitValues(
-            share, _ratio, clusters=clusters
+            share, pooled_ratio, clusters=clusters
         )
     return found
 
@@ -217,7 +215,7 @@ def policy_invariance_units(
                 {u: f > 0 for u, (f, _) in compared.items()}
             )
         else:
-            found[finding_key("flip_rate", labels)] = UnitValues(compared, _ratio)
+            found[finding_key("flip_rate", labels)] = UnitValues(compared, pooled_ratio)
     return found
 
 
@@ -273,6 +271,8 @@ def length_control_units(
 
 
 PROBE_EXTRACTORS: dict[str, ProbeExtractor] = {
+    "agreement": agreement_units,
+    "human_agreement": human_agreement_units,
     "position": position_units,
     "permutation": permutation_units,
     "cluster": cluster_units,

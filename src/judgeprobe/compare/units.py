@@ -22,7 +22,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgeprobe.plan import Plan, Verdicts
-from judgeprobe.probes._agreement_data import decision_code, strict_majority_code
 from judgeprobe.probes._decisions import base_scores, decide, is_flip
 from judgeprobe.transforms.concat import MODE_LABELS
 
@@ -60,6 +59,25 @@ def _mean(rows: NDArray[np.float64]) -> Any:
     return rows[..., 0].mean(axis=-1)
 
 
+def pooled_ratio(rows: NDArray[np.float64]) -> Any:
+    """Pooled ratio of rows ``(count, of)``: the share over every unit's comparisons."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return rows[..., 0].sum(axis=-1) / rows[..., 1].sum(axis=-1)
+
+
+def of_columns(fn: Callable[..., float]) -> Callable[[NDArray[np.float64]], Any]:
+    """``fn(column_0, column_1, ...)`` of a set of rows ``(m, k)``, as a statistic of rows
+    ``(..., m, k)``: one call per leading index, so that a finding's own function (an AUC, a
+    kappa) makes every bootstrap replicate of its paired difference."""
+
+    def statistic(rows: NDArray[np.float64]) -> Any:
+        flat = rows.reshape(-1, *rows.shape[-2:])
+        values = [fn(*one.T) for one in flat]
+        return np.asarray(values, dtype=np.float64).reshape(rows.shape[:-2])
+
+    return statistic
+
+
 def _w1(rows: NDArray[np.float64]) -> Any:
     """W1 between the two columns' empirical distributions (equal sizes: the mean gap of their
     sorted values, as :func:`scipy.stats.wasserstein_distance` computes it)."""
@@ -92,81 +110,22 @@ def repetition_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, Un
     return found
 
 
-def _balanced_accuracy(rows: NDArray[np.float64]) -> Any:
-    """Mean recall of the two human classes, rows ``(truth, judge decision)``; NaN without both
-    (as :func:`judgeprobe.stats.classification.balanced_accuracy`)."""
-    truth, judge = rows[..., 0], rows[..., 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        positive = ((truth == 1) & (judge == 1)).sum(axis=-1) / (truth == 1).sum(axis=-1)
-        negative = ((truth == 0) & (judge == 0)).sum(axis=-1) / (truth == 0).sum(axis=-1)
-    return 0.5 * (positive + negative)
-
-
-def _kappa(rows: NDArray[np.float64]) -> Any:
-    """Cohen's kappa of rows ``(truth, judge decision)`` over the codes -1, 0, 1; NaN when the
-    expected agreement is 1 (as :func:`judgeprobe.stats.classification.kappa`)."""
-    truth, judge = rows[..., 0], rows[..., 1]
-    observed = (truth == judge).mean(axis=-1)
-    expected = sum((truth == c).mean(axis=-1) * (judge == c).mean(axis=-1) for c in (-1, 0, 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(np.isclose(expected, 1.0), np.nan, (observed - expected) / (1 - expected))
-
-
-ANY_BASELINE: LabelsKey = (("baseline", "*"),)
-"""The labels of a judge-minus-best-baseline finding whatever its baseline: the baseline's
-decisions depend on the data and the seed alone, so between two runs that share both and the
-same chosen baseline (the finding's label), the difference is the judge's metric's."""
-
-
-def agreement_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
-    """The agreement probe's accuracy and balanced accuracy per item: the human majority
-    decision and the judge's, for the items with a human decision (as the probe keeps them)."""
-    rubric, mapping = plan.context.rubric, plan.design.mapping
-    base = base_scores(plan.design.items, verdicts)
-    rows: dict[str, tuple[float, float]] = {}
-    clusters: dict[str, str] = {}
-    for item in plan.design.items:
-        score = base.scores.get(item.id)
-        codes = [decision_code(rubric, mapping.to_judge(v)) for v in item.human_scores]
-        truth = strict_majority_code(codes)
-        if score is None or truth is None or truth == -1:
-            continue
-        rows[item.id] = (float(truth), float(decision_code(rubric, score)))
-        clusters[item.id] = item.prompt
-    hits = {unit: (float(t == j),) for unit, (t, j) in rows.items()}
-    balanced = UnitValues(rows, _balanced_accuracy, clusters=clusters)
-    return {
-        finding_key("accuracy", {}): UnitValues(hits, _mean, binary=True, clusters=clusters),
-        finding_key("balanced_accuracy", {}): balanced,
-        finding_key("kappa", {}): UnitValues(rows, _kappa, clusters=clusters),
-        ("judge_minus_best_baseline_balanced_accuracy", ANY_BASELINE): balanced,
-        ("judge_minus_best_baseline_kappa", ANY_BASELINE): UnitValues(
-            rows, _kappa, clusters=clusters
-        ),
-    }
-
-
-EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units, "agreement": agreement_units}
+EXTRACTORS: dict[str, Extractor] = {"repetition": repetition_units}
 """Per-unit outcomes by probe (its registered name)."""
 
 
 def units_of(found: Mapping[FindingKey, UnitValues], key: FindingKey) -> UnitValues | None:
-    """The per-unit outcomes of finding ``key``: its own, or those of its name for any baseline
-    when its only label is a baseline (:data:`ANY_BASELINE`)."""
-    exact = found.get(key)
-    if exact is not None:
-        return exact
-    name, labels = key
-    return found.get((name, ANY_BASELINE)) if [k for k, _ in labels] == ["baseline"] else None
+    """The per-unit outcomes of finding ``key``, None where they are not known."""
+    return found.get(key)
 
 
 __all__ = [
-    "ANY_BASELINE",
     "EXTRACTORS",
     "FindingKey",
     "UnitValues",
-    "agreement_units",
     "finding_key",
+    "of_columns",
+    "pooled_ratio",
     "repetition_units",
     "units_of",
 ]

@@ -179,6 +179,7 @@ class Binary:
     clusters: list[str]
     unanimous: NDArray[np.bool_]
     categories: list[str | None]
+    ids: list[str]
 
     @property
     def ranks(self) -> bool:
@@ -271,6 +272,7 @@ class AgreementData:
             clusters=[self.clusters[k] for k in keep],
             unanimous=np.asarray([len(set(self.rater_codes[k])) == 1 for k in keep], dtype=bool),
             categories=[self.items[k].category for k in keep],
+            ids=[self.items[k].id for k in keep],
         )
 
 

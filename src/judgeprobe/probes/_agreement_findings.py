@@ -10,9 +10,11 @@ findings give the ceiling; category accuracy is information only.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from judgeprobe.probes._agreement_data import (
     AgreementData,
@@ -51,6 +53,16 @@ UNDEFINED = {
 """Why each binary metric can be undefined (the condition under which it is NaN)."""
 
 
+def mean_absolute_error(judge: NDArray[Any], human: NDArray[Any]) -> float:
+    """MAE of the mapped judge score against the mean human label."""
+    return float(np.mean(np.abs(judge - human)))
+
+
+def root_mean_squared_error(judge: NDArray[Any], human: NDArray[Any]) -> float:
+    """RMSE of the mapped judge score against the mean human label."""
+    return float(np.sqrt(np.mean((judge - human) ** 2)))
+
+
 def scale_findings(
     data: AgreementData, boot: RowBootstrap, alpha_level: Literal["interval", "ordinal"]
 ) -> list[Finding]:
@@ -65,12 +77,12 @@ def scale_findings(
     out = [
         Finding(
             "mae",
-            boot(lambda r: float(np.mean(np.abs(judge[r] - human[r]))), n, clusters),
+            boot(paired(mean_absolute_error, judge, human), n, clusters),
             "Mean absolute error of the mapped judge score vs the mean human label (human scale).",
         ),
         Finding(
             "rmse",
-            boot(lambda r: float(np.sqrt(np.mean((judge[r] - human[r]) ** 2))), n, clusters),
+            boot(paired(root_mean_squared_error, judge, human), n, clusters),
             "Root mean squared error of the mapped judge score vs the mean human label.",
         ),
         Finding(
@@ -170,29 +182,55 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class RaterVotes:
+    """The non-neutral human votes, each with its item (an index of the scored items): the
+    judge's decision beside the vote, and, where the other raters of the item have a strict
+    non-neutral majority, whether the vote and the judge's decision match it."""
+
+    vote_item: list[int]
+    vote_judge: list[int]
+    vote_human: list[int]
+    loo_item: list[int]
+    loo_human: list[bool]
+    loo_judge: list[bool]
+
+
+def rater_votes(data: AgreementData) -> RaterVotes:
+    """Every rater's vote against the judge and against the majority of the other raters."""
+    out = RaterVotes([], [], [], [], [], [])
+    for i, item_codes in enumerate(data.rater_codes):
+        judge = data.judge_codes[i]
+        for r, code in enumerate(item_codes):
+            if code == -1:
+                continue
+            out.vote_item.append(i)
+            out.vote_judge.append(judge)
+            out.vote_human.append(code)
+            rest = strict_majority_code([c for k, c in enumerate(item_codes) if k != r])
+            if rest is None or rest == -1:
+                continue
+            out.loo_item.append(i)
+            out.loo_human.append(code == rest)
+            out.loo_judge.append(judge == rest)
+    return out
+
+
 def rater_findings(
     data: AgreementData, b: Binary, *, confidence_level: float, seed: int
 ) -> list[Finding]:
     """With several raters: the judge against every vote, the leave-one-rater-out ceiling, and
     accuracy on unanimous and split items."""
     out: list[Finding] = []
-    vote_judge, vote_human, vote_cluster = [], [], []
-    loo_judge, loo_human, loo_cluster = [], [], []
-    for i, item_codes in enumerate(data.rater_codes):
-        judge = data.judge_codes[i]
-        cluster = data.clusters[i]
-        for r, code in enumerate(item_codes):
-            if code == -1:
-                continue
-            vote_judge.append(judge)
-            vote_human.append(code)
-            vote_cluster.append(cluster)
-            rest = strict_majority_code([c for k, c in enumerate(item_codes) if k != r])
-            if rest is None or rest == -1:
-                continue
-            loo_human.append(code == rest)
-            loo_judge.append(judge == rest)
-            loo_cluster.append(cluster)
+    votes = rater_votes(data)
+    vote_judge, vote_human, loo_human, loo_judge = (
+        votes.vote_judge,
+        votes.vote_human,
+        votes.loo_human,
+        votes.loo_judge,
+    )
+    vote_cluster = [data.clusters[i] for i in votes.vote_item]
+    loo_cluster = [data.clusters[i] for i in votes.loo_item]
     level, clusters = confidence_level, vote_cluster
     if any(len(codes) > 1 for codes in data.rater_codes):
         out.append(
@@ -230,38 +268,51 @@ def rater_findings(
                 "The judge vs the same leave-one-rater-out majorities.",
             )
         )
-        for stratum in ("unanimous", "split"):
-            rows = np.flatnonzero(b.unanimous == (stratum == "unanimous"))
-            if len(rows):
-                out.append(
-                    Finding(
-                        "stratum_accuracy",
-                        _accuracy_on(b, rows.tolist(), confidence_level=level, seed=seed),
-                        f"Accuracy on items whose raters are {stratum}.",
-                        {"stratum": stratum},
-                    )
+        for stratum, rows in stratum_rows(b).items():
+            out.append(
+                Finding(
+                    "stratum_accuracy",
+                    _accuracy_on(b, rows, confidence_level=level, seed=seed),
+                    f"Accuracy on items whose raters are {stratum}.",
+                    {"stratum": stratum},
                 )
+            )
     return out
+
+
+def stratum_rows(b: Binary) -> dict[str, list[int]]:
+    """The rows of ``b`` whose raters are unanimous, and those whose raters split (each stratum
+    with at least one item)."""
+    found = {}
+    for stratum in ("unanimous", "split"):
+        rows = np.flatnonzero(b.unanimous == (stratum == "unanimous")).tolist()
+        if rows:
+            found[stratum] = rows
+    return found
+
+
+def category_rows(b: Binary, min_items: int) -> dict[str, list[int]]:
+    """The rows of ``b`` per category with at least ``min_items`` items, in category order."""
+    found = {}
+    for category, count in sorted(Counter(b.categories).items(), key=lambda kv: str(kv[0])):
+        if category is not None and count >= min_items:
+            found[str(category)] = [k for k, c in enumerate(b.categories) if c == category]
+    return found
 
 
 def category_findings(
     b: Binary, *, min_items: int, confidence_level: float, seed: int
 ) -> list[Finding]:
     """Accuracy per category with at least ``min_items`` items (information only)."""
-    out = []
-    for category, count in sorted(Counter(b.categories).items(), key=lambda kv: str(kv[0])):
-        if category is None or count < min_items:
-            continue
-        rows = [k for k, c in enumerate(b.categories) if c == category]
-        out.append(
-            Finding(
-                "category_accuracy",
-                _accuracy_on(b, rows, confidence_level=confidence_level, seed=seed),
-                "Accuracy in one category (information; never decides the verdict).",
-                {"category": str(category)},
-            )
+    return [
+        Finding(
+            "category_accuracy",
+            _accuracy_on(b, rows, confidence_level=confidence_level, seed=seed),
+            "Accuracy in one category (information; never decides the verdict).",
+            {"category": category},
         )
-    return out
+        for category, rows in category_rows(b, min_items).items()
+    ]
 
 
 def _accuracy_on(b: Binary, rows: list[int], *, confidence_level: float, seed: int) -> Estimate:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.probes._agreement_data import Binary, RowBootstrap, difference, paired
+from judgeprobe.probes._agreement_data import Binary, Pair, RowBootstrap, difference, paired
 from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
@@ -69,6 +69,26 @@ REFUSAL_PHRASES: tuple[str, ...] = (
 """The keyword rule of a refusal rubric (its positive class is ``refusal``), fixed in advance."""
 
 
+METRICS: dict[str, Pair] = {
+    "balanced_accuracy": cls.balanced_accuracy,
+    "kappa": cls.kappa,
+    "auc": cls.roc_auc,
+}
+"""Each baseline's metrics (``baseline_<metric>``), of its decisions or, for AUC, its scores."""
+
+GATED_METRICS: dict[str, tuple[str, Threshold]] = {
+    GATED[0]: ("balanced_accuracy", BEAT_BALANCED_ACCURACY),
+    GATED[1]: ("kappa", BEAT_KAPPA),
+    GATED[2]: ("auc", BEAT_AUC),
+}
+"""The metric of each gated finding (a key of :data:`METRICS`), and its threshold."""
+
+
+def judge_values(b: Binary, metric: str) -> NDArray[Any]:
+    """What ``metric`` reads of the judge: its ranking score for AUC, else its decisions."""
+    return b.score if metric == "auc" else b.judge
+
+
 @dataclass(frozen=True, slots=True)
 class Baseline:
     """A baseline's out-of-fold decisions (1 / 0) and ranking scores, one per item."""
@@ -77,6 +97,10 @@ class Baseline:
     decisions: NDArray[np.int64]
     scores: NDArray[np.float64]
     description: str
+
+    def values(self, metric: str) -> NDArray[Any]:
+        """What ``metric`` reads of the baseline: its scores for AUC, else its decisions."""
+        return self.scores if metric == "auc" else self.decisions
 
 
 def halves(clusters: Sequence[Hashable], seed: int) -> NDArray[np.bool_]:
@@ -215,12 +239,8 @@ def baseline_findings(
     best: dict[str, tuple[float, Baseline]] = {}
     for base in baselines:
         row: dict[str, Any] = {"baseline": base.name, "description": base.description}
-        for metric, fn, values in (
-            ("balanced_accuracy", cls.balanced_accuracy, base.decisions),
-            ("kappa", cls.kappa, base.decisions),
-            ("auc", cls.roc_auc, base.scores),
-        ):
-            est = boot(paired(fn, truth, values), n, clusters)
+        for metric, fn in METRICS.items():
+            est = boot(paired(fn, truth, base.values(metric)), n, clusters)
             info.append(
                 Finding(
                     f"baseline_{metric}",
@@ -235,17 +255,12 @@ def baseline_findings(
                 best[metric] = (value, base)
         rows.append(row)
     gated: list[Finding] = []
-    for name, metric, fn, judge_values, threshold in (
-        (GATED[0], "balanced_accuracy", cls.balanced_accuracy, b.judge, BEAT_BALANCED_ACCURACY),
-        (GATED[1], "kappa", cls.kappa, b.judge, BEAT_KAPPA),
-        (GATED[2], "auc", cls.roc_auc, b.score, BEAT_AUC),
-    ):
+    for name, (metric, threshold) in GATED_METRICS.items():
         chosen = best[metric][1]
-        other = chosen.scores if metric == "auc" else chosen.decisions
         if metric == "auc" and not b.ranks:
             continue
         est = boot(
-            difference(fn, truth, judge_values, other),
+            difference(METRICS[metric], truth, judge_values(b, metric), chosen.values(metric)),
             n,
             clusters,
             f"the {metric} of the judge or of its best baseline is undefined on these items",

@@ -56,6 +56,7 @@ from judgeprobe.probes._agreement_findings import (
 )
 from judgeprobe.probes._baselines import GATED, baseline_findings, undefined_gated
 from judgeprobe.probes._decisions import (
+    BaseScores,
     base_notes,
     base_requests,
     base_role,
@@ -165,20 +166,30 @@ class AgreementProbe(Probe):
         design = AgreementDesign(tuple(labeled), scale_map(ctx.rubric, labeled, self.human_scale))
         return Plan(self.name, ctx, design, base_requests(ctx, labeled))
 
-    def analyze(self, plan: Plan[AgreementDesign], verdicts: Verdicts) -> ProbeResult:
+    def data(
+        self, plan: Plan[AgreementDesign], verdicts: Verdicts
+    ) -> tuple[BaseScores, AgreementData]:
+        """The base scores of the labelled items, and the scored ones as arrays (what every
+        finding is computed from; a comparison of two runs reads them too)."""
         ctx, design = plan.context, plan.design
-        rubric, mapping, seed = ctx.rubric, design.mapping, ctx.seed
         base = base_scores(design.items, verdicts)
         scored = [item for item in design.items if item.id in base.scores]
-        notes = [*base_notes(base), f"Score mapping: {mapping.describe()}."]
         probabilities = {
             item.id: p
             for item in scored
-            if (p := positive_probability(verdicts.get(base_role(item)), rubric)) is not None
+            if (p := positive_probability(verdicts.get(base_role(item)), ctx.rubric)) is not None
         }
         data = AgreementData.build(
-            scored, base.scores, rubric, mapping, self.cluster, probabilities
+            scored, base.scores, ctx.rubric, design.mapping, self.cluster, probabilities
         )
+        return base, data
+
+    def analyze(self, plan: Plan[AgreementDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        rubric, mapping, seed = ctx.rubric, design.mapping, ctx.seed
+        base, data = self.data(plan, verdicts)
+        scored = data.items
+        notes = [*base_notes(base), f"Score mapping: {mapping.describe()}."]
         boot = RowBootstrap(self.confidence_level, self.n_resamples, seed)
         findings: list[Finding] = []
         tables: dict[str, Any] = {

@@ -99,7 +99,7 @@ def agreement(
     )
 
 
-def _kappa_from_tables(tables: NDArray[np.float64]) -> NDArray[np.float64]:
+def kappa_from_tables(tables: NDArray[np.float64]) -> NDArray[np.float64]:
     """Cohen's kappa of each (..., L, L) contingency table; NaN where expected agreement is 1."""
     total = tables.sum(axis=(-2, -1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -189,7 +189,7 @@ def cohen_kappa(
     }
     if clusters is not None:
         counts["clusters"] = index.n_clusters
-    kappa = float(_kappa_from_tables(table))
+    kappa = float(kappa_from_tables(table))
     if math.isnan(kappa):
         reason = "expected agreement is 1 (both raters use one identical label)"
         return undefined(n, reason, level=level, counts=counts)
@@ -200,7 +200,7 @@ def cohen_kappa(
     sums = resample_sums(
         index.cluster_sums(onehot), n_resamples=n_resamples, rng=np.random.default_rng(seed)
     )
-    replicates = _kappa_from_tables(sums.reshape(n_resamples, width, width))
+    replicates = kappa_from_tables(sums.reshape(n_resamples, width, width))
     low, high, dropped = interval_from_replicates(replicates, kappa, level)
     if dropped:
         counts["undefined_resamples"] = dropped
