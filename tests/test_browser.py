@@ -212,6 +212,53 @@ def test_security_policy_alone_stops_a_script_that_got_into_the_page(
     assert pwned(driver), "the detector must see a script that does run"
 
 
+def hostile_repair(untrusted: list[str]) -> dict[str, Any]:
+    """A stored repair summary whose every text is hostile, links included."""
+    side = {"estimate": 0.5, "low": 0.4, "high": 0.6, "n": 40, "status": "fail"}
+    row = {
+        "finding": untrusted[0],
+        "labels": {"slice": untrusted[1]},
+        "gated": True,
+        "before": side,
+        "after": {**side, "estimate": 0.0, "status": "pass"},
+        "difference": {"estimate": -0.5, "ci": {"low": -0.6, "high": -0.4}, "n": 40},
+        "method": "paired",
+        "adjusted_pvalue": 0.001,
+        "word": "better",
+    }
+    repair = {
+        "repair": untrusted[3],
+        "target_probe": untrusted[4],
+        "cost_multiplier": 2.0,
+        "verdict": {"overall": "pass", "sentence": untrusted[5]},
+        "links": {"card": untrusted[6], "comparison": "repair-compare"},
+        "target_findings": [row],
+    }
+    return {"headline": untrusted[7], "repairs": [repair]}
+
+
+def test_a_hostile_repair_section_shows_its_table_and_runs_no_script(
+    driver: Any, tmp_path: Path
+) -> None:
+    from judgeprobe.report.repair import repair_section
+
+    card = build_card(hostile_store(tmp_path, HOSTILE))
+    card["repair"] = repair_section(hostile_repair(HOSTILE))
+    for name, html in (("card.html", render_html(card)), ("card-no-csp.html", None)):
+        page = tmp_path / name
+        page.write_text(html or without_csp(render_html(card)), encoding="utf-8")
+        assert_inert(driver, load(driver, page))
+        section = driver.find_element("id", "repair")
+        assert section.is_displayed()
+        assert section.find_element("css selector", "h2").text == "Repair"
+        rows = section.find_elements("css selector", "table.repair-findings tbody tr")
+        assert len(rows) == 1 and rows[0].is_displayed()
+        assert "better" in rows[0].text and "paired" in rows[0].text
+        assert HOSTILE[5] in section.text and HOSTILE[7] in section.text  # as text
+        links = [a.get_attribute("href") for a in section.find_elements("tag name", "a")]
+        assert links == [(tmp_path / "repair-compare" / "compare.html").as_uri()], links
+
+
 @pytest.fixture(scope="module")
 def demo_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """The demo card and the probe names it must show (empty: any probe section will do)."""

@@ -159,6 +159,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "PointwiseItem",
         "ProbeContext",
         "ProbeResult",
+        "RepairOutcome",
         "Request",
         "Rubric",
         "RunStore",
@@ -176,6 +177,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "run_audit",
         "run_probe",
         "run_probe_sync",
+        "run_repair_audit",
         *PROBE_CLASSES,
     ],
     judgeprobe.probes: [
@@ -239,10 +241,13 @@ def test_every_registered_probe_class_is_exported_from_judgeprobe_and_judgeprobe
 def test_the_top_level_names_are_the_objects_of_the_modules_that_define_them() -> None:
     from judgeprobe.audit import AuditConfig, run_audit
     from judgeprobe.probes.base import Finding
+    from judgeprobe.repair_audit import RepairOutcome, run_repair_audit
     from judgeprobe.report.card import build_card
     from judgeprobe.stats.result import Estimate
 
     assert judgeprobe.run_audit is run_audit and judgeprobe.AuditConfig is AuditConfig
+    assert judgeprobe.run_repair_audit is run_repair_audit
+    assert judgeprobe.RepairOutcome is RepairOutcome
     assert judgeprobe.build_card is build_card
     assert judgeprobe.Finding is Finding and judgeprobe.Estimate is Estimate
 

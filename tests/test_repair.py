@@ -260,8 +260,8 @@ def test_chunked_takes_the_lowest_score_when_lower_is_the_positive_class() -> No
     rubric = HARM.model_copy(
         update={
             "decision": {
-                **HARM.decision.model_dump(),
-                "higher_is_positive": False,  # type: ignore[union-attr]
+                **HARM.decision.model_dump(),  # type: ignore[union-attr]
+                "higher_is_positive": False,
                 "positive_at": 2.0,
                 "negative_at": 4.0,
             }
@@ -443,7 +443,9 @@ def test_audit_with_a_repair_writes_both_cards_and_the_paired_before_after(tmp_p
     assert consistency["difference"]["estimate"] == pytest.approx(
         consistency["after"]["estimate"] - consistency["before"]["estimate"]
     )
-    assert "swap_average (targets position)" in (tmp_path / "out" / "repair.md").read_text()
+    page = (tmp_path / "out" / "repair.md").read_text().replace("\\", "")
+    assert "## swap_average (targets position)" in page
+    assert "Cost multiplier: 2 inner judge calls per verdict." in page
     assert json.loads((tmp_path / "out" / "repair.json").read_text()) == outcome.summary
 
 

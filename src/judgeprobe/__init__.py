@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         SelfPreferenceProbe,
         VerbosityProbe,
     )
+    from judgeprobe.repair_audit import RepairOutcome, run_repair_audit
     from judgeprobe.report import build_card
     from judgeprobe.running import analyze_offline, reanalyze, run_probe, run_probe_sync
     from judgeprobe.stats import Estimate
@@ -56,6 +57,8 @@ _LAZY = {
     "Bill": "judgeprobe.billing",
     "plan_audit": "judgeprobe.billing",
     "build_card": "judgeprobe.report",
+    "RepairOutcome": "judgeprobe.repair_audit",
+    "run_repair_audit": "judgeprobe.repair_audit",
     "compare_runs": "judgeprobe.compare",
     "Estimate": "judgeprobe.stats",
     **dict.fromkeys(
@@ -148,6 +151,7 @@ __all__ = [
     "PositionProbe",
     "ProbeContext",
     "ProbeResult",
+    "RepairOutcome",
     "RepetitionProbe",
     "Request",
     "Rubric",
@@ -168,4 +172,5 @@ __all__ = [
     "run_audit",
     "run_probe",
     "run_probe_sync",
+    "run_repair_audit",
 ]

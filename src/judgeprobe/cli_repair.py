@@ -3,6 +3,7 @@ comparison (a thin layer over :func:`judgeprobe.repair_audit.run_repair_audit`).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -12,8 +13,6 @@ if TYPE_CHECKING:  # the audit is imported when one runs, not when the command l
     from judgeprobe.audit import AuditConfig, AuditOutcome
 
 out = Console()
-
-_WORD_STYLE = {"worse": "red", "better": "green", "changed": "yellow"}
 
 
 def with_repairs(config: AuditConfig, names: list[str] | None) -> AuditConfig:
@@ -32,32 +31,19 @@ def with_repairs(config: AuditConfig, names: list[str] | None) -> AuditConfig:
 
 
 def run_repairs(config: AuditConfig, command: str, **options: Any) -> AuditOutcome:
-    """Run the repair audit, print each repair's cost and target findings; the original audit's
-    outcome (whose card decides the exit code, as without ``--repair``)."""
+    """Run the repair audit, print each repair's line of the card's repair section (its cost and
+    its target's headline difference); the original audit's outcome (whose card, which now
+    holds the repair section, decides the exit code, as without ``--repair``)."""
     from judgeprobe.repair_audit import run_repair_audit
+    from judgeprobe.report.repair import repair_line, repair_section
 
     outcome = run_repair_audit(config, command=command, **options)
-    for repair in outcome.summary["repairs"]:
-        cost = repair["cost_multiplier"]
-        cost_text = "n/a" if cost is None else f"{cost:.3g}x"
-        out.print(
-            f"repair {escape(repair['repair'])} (targets {escape(repair['target_probe'])}): "
-            f"cost {cost_text} inner calls per verdict, card in {escape(repair['store'])}"
-        )
-        for row in repair["target_findings"]:
-            labels = ", ".join(f"{k}={v}" for k, v in sorted(row["labels"].items()))
-            before, after = row["before"], row["after"]
-            style = _WORD_STYLE.get(row["word"], "default")
-            out.print(
-                f"  {escape(row['finding'])}{escape(f' ({labels})' if labels else '')}: "
-                f"{_value(before['estimate'])} -> {_value(after['estimate'])} "
-                f"[{style}]{escape(row['word'])}[/] ({row['method']})"
-            )
+    section = repair_section(outcome.summary) or {"repairs": []}
+    for entry in section["repairs"]:
+        out.print(f"repair {escape(repair_line(entry))}")
+        if entry["links"]["card"]:
+            out.print(f"  its card: {escape(str(Path(config.out) / entry['links']['card']))}")
     out.print(f"[bold]{escape(outcome.summary['headline'])}[/]")
     for kind, path in outcome.paths.items():
         out.print(f"repair ({kind}): {escape(str(path))}")
     return outcome.original
-
-
-def _value(value: Any) -> str:
-    return "n/a" if not isinstance(value, int | float) else f"{value:.3g}"

@@ -8,9 +8,13 @@ then compares every repaired run with the original through :func:`judgeprobe.com
 unpaired from the intervals; a word per difference: better, worse, changed, no evidence), and
 reads each repair's cost multiplier (inner judge calls per verdict) from its run store.
 
-It writes ``repair-compare/`` (the comparison's three files) and ``repair.json`` and
-``repair.md`` (the before/after summary of each repair on the probe it targets, with the cost
-multiplier) in ``out``.
+It stores the before/after summary of each repair on the probe it targets (with the cost
+multiplier, the repaired card's verdict and links to its folder and the comparison's) with the
+original run, and renders the original card again, which now shows it in its ``repair``
+section (:mod:`judgeprobe.report.repair`); ``judgeprobe card`` on the original run store renders
+the same section. It also writes ``repair-compare/`` (the comparison's three files) and
+``repair.json`` (the summary, with each repaired run store's path and the other probes'
+differences) and ``repair.md`` (the card's repair section on its own) in ``out``.
 """
 
 from __future__ import annotations
@@ -25,14 +29,21 @@ from judgeprobe._atomic import write_atomic
 from judgeprobe.audit import AuditConfig, AuditOutcome, run_audit
 from judgeprobe.compare import compare_runs, write_comparison
 from judgeprobe.engine import RunStore
+from judgeprobe.engine.lock import StoreLock
 from judgeprobe.errors import ConfigError
 from judgeprobe.judge import Judge
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.repair import REPAIRS, TARGETS, build_repair, cost_multiplier, repair_options
-from judgeprobe.report.repair import render_repair_markdown
+from judgeprobe.report.card import build_card
+from judgeprobe.report.markdown import render_repair_markdown
+from judgeprobe.report.overview import verdict_sentence
+from judgeprobe.report.repair import REPAIR_RESULT, repair_section
+from judgeprobe.report.write import write_card
 
 RepairSpecs = Sequence[str] | Mapping[str, Mapping[str, Any]]
+COMPARISON_FOLDER = "repair-compare"
+"""The comparison's folder in the audit's ``out``."""
 
 
 @dataclass
@@ -96,13 +107,18 @@ def run_repair_audit(
     stores = [original.store_path, *(outcome.store_path for outcome in repaired.values())]
     comparison = compare_runs(stores)
     paths = {
-        f"compare-{k}": p for k, p in write_comparison(comparison, out / "repair-compare").items()
+        f"compare-{k}": p for k, p in write_comparison(comparison, out / COMPARISON_FOLDER).items()
     }
-    summary = summarize(comparison, repaired, chosen)
+    summary = summarize(comparison, repaired, chosen, out)
+    section = repair_section(summary)
+    assert section is not None  # at least one repair was audited
+    with StoreLock(original.store_path), RunStore(original.store_path) as store:
+        store.put_result(original.run_id, REPAIR_RESULT, section)
+    original.card_paths = write_card(original.store_path, out, run_id=original.run_id)
     paths["json"] = write_atomic(
         out / "repair.json", json.dumps(summary, indent=2, allow_nan=False) + "\n"
     )
-    paths["md"] = write_atomic(out / "repair.md", render_repair_markdown(summary))
+    paths["md"] = write_atomic(out / "repair.md", render_repair_markdown(section))
     return RepairOutcome(original, repaired, comparison, summary, paths)
 
 
@@ -110,14 +126,17 @@ def summarize(
     comparison: Mapping[str, Any],
     repaired: Mapping[str, AuditOutcome],
     chosen: Mapping[str, Mapping[str, Any]],
+    out: Path,
 ) -> dict[str, Any]:
-    """Per repair: its options, cost multiplier, and the differences of the probe it targets
-    (all probes' differences are in the comparison)."""
+    """Per repair: its options, cost multiplier, its card's verdict, links (relative to ``out``,
+    the original run's folder) and the differences of the probe it targets (all probes'
+    differences are in the comparison)."""
     by_candidate = {c["candidate"]: c for c in comparison["comparisons"]}
     rows = []
     for index, (name, outcome) in enumerate(repaired.items(), start=1):
         target = TARGETS[name]
         differences = by_candidate[index]["differences"]
+        card = build_card(outcome.store_path, run_id=outcome.run_id)
         rows.append(
             {
                 "repair": name,
@@ -125,6 +144,14 @@ def summarize(
                 "target_probe": target,
                 "store": str(outcome.store_path),
                 "cost_multiplier": stored_cost(outcome.store_path, outcome.run_id),
+                "verdict": {
+                    "overall": card["summary"]["overall"],
+                    "sentence": verdict_sentence(card),
+                },
+                "links": {
+                    "card": outcome.store_path.parent.relative_to(out).as_posix(),
+                    "comparison": COMPARISON_FOLDER,
+                },
                 "target_findings": [_row(d) for d in differences if d["probe"] == target],
                 "other_findings": [_row(d) for d in differences if d["probe"] != target],
             }
@@ -152,9 +179,11 @@ def _row(difference: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "finding": difference["finding"],
         "labels": dict(difference["labels"]),
+        "gated": difference["gated"],
         "before": difference["baseline"],
         "after": difference["candidate"],
         "difference": difference["difference"],
         "method": difference["method"],
+        "adjusted_pvalue": difference["adjusted_pvalue"],
         "word": difference["word"],
     }

@@ -18,19 +18,9 @@ import jinja2
 from judgeprobe.compare.figure import differences_svg
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY, page_environment
 from judgeprobe.report.text import display_text, escape_markdown, fmt_number
+from judgeprobe.report.view import side_interval as interval
 
 CELL_LENGTH = 300
-
-
-def interval(side: Mapping[str, Any]) -> str:
-    """``estimate [low, high]`` of one run's finding or of a difference."""
-    low, high = side.get("low"), side.get("high")
-    if "ci" in side:
-        low, high = side["ci"].get("low"), side["ci"].get("high")
-    text = fmt_number(side.get("estimate"))
-    if low is None or high is None:
-        return text
-    return f"{text} [{fmt_number(low)}, {fmt_number(high)}]"
 
 
 def labels(difference: Mapping[str, Any]) -> str:

@@ -12,7 +12,8 @@ and never fails the gate.
 This module assembles the card; its parts are built elsewhere: the run's ``tested`` section and
 state (:mod:`~judgeprobe.report.tested`), one section per probe (:mod:`~judgeprobe.report.sections`)
 and its findings (:mod:`~judgeprobe.report.findings`), the usage tallies
-(:mod:`~judgeprobe.report.usage`), the summary (:mod:`~judgeprobe.report.summary`) and the gate
+(:mod:`~judgeprobe.report.usage`), the repaired judges' before and after
+(:mod:`~judgeprobe.report.repair`), the summary (:mod:`~judgeprobe.report.summary`) and the gate
 (:mod:`~judgeprobe.report.gate`). Their public names stay importable from here.
 """
 
@@ -36,6 +37,7 @@ from judgeprobe.report.gate import (
     overall_status,
 )
 from judgeprobe.report.redact import redact
+from judgeprobe.report.repair import REPAIR_RESULT, repair_section
 from judgeprobe.report.rounds import card_rounds
 from judgeprobe.report.schema import CARD_VERSION
 from judgeprobe.report.sections import KIND_QUESTIONS, probe_section, unique_figure_files
@@ -183,6 +185,9 @@ def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -
     rounds = card_rounds(results)
     if rounds is not None:
         card["rounds"] = rounds
+    repair = repair_section(results.get(REPAIR_RESULT))
+    if repair is not None:
+        card["repair"] = repair
     card["tested"]["skipped_rows"] = skipped_rows(store, run_id)
     card["summary"] = build_summary(card)
     redacted: dict[str, Any] = redact(card, secrets)

@@ -20,6 +20,7 @@ from judgeprobe.report.evidence_view import EvidenceView, evidence_view
 from judgeprobe.report.figures import FigureDataError, figure_bytes, figure_stem
 from judgeprobe.report.overview import finding_index, top_findings, verdict_sentence
 from judgeprobe.report.overview_figure import OVERVIEW_STEM, overview_bytes
+from judgeprobe.report.repair import REPAIR_COLUMNS, repair_rows
 from judgeprobe.report.rounds import ROUND_COLUMNS, round_rows, rounds_sentence
 from judgeprobe.report.text import clean_block, display_text, fmt_number, humanize, slug
 from judgeprobe.report.view import (
@@ -111,6 +112,8 @@ def render_html(
             round_columns=ROUND_COLUMNS,
             round_rows=round_rows,
             rounds_sentence=rounds_sentence,
+            repair_columns=REPAIR_COLUMNS,
+            repair_rows=repair_rows,
         )
     )
 

@@ -19,6 +19,7 @@ from judgeprobe.report.evidence_view import evidence_view
 from judgeprobe.report.figures import figure_stem
 from judgeprobe.report.overview import gated_findings, top_findings, verdict_sentence
 from judgeprobe.report.overview_figure import OVERVIEW_STEM
+from judgeprobe.report.repair import REPAIR_COLUMNS, repair_line, repair_rows
 from judgeprobe.report.rounds import ROUND_COLUMNS, round_rows, rounds_sentence
 from judgeprobe.report.text import escape_markdown, fenced, fmt_number, humanize
 from judgeprobe.report.view import (
@@ -112,6 +113,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     ]
     if said:
         lines += [f"{' and '.join(said)}: listed in the appendix.", ""]
+    if card.get("repair"):
+        lines += _repair_summary(card["repair"])
     lines += [
         "## More",
         "",
@@ -141,9 +144,78 @@ def render_appendix(card: Mapping[str, Any]) -> str:
         lines += _probe(probe)
     if card.get("rounds"):
         lines += _rounds(card["rounds"])
+    if card.get("repair"):
+        lines += ["## Repair", "", _e(card["repair"]["headline"], None), ""]
+        lines += _repair_tables(card["repair"], "###")
     lines += _usage(card["usage"])
     lines += _footer(card, card["run"])
     return "\n".join(lines)
+
+
+def render_repair_markdown(repair: Mapping[str, Any]) -> str:
+    """The card's ``repair`` section on its own page (``repair.md``, beside ``card.md``): the
+    same tables as the card's appendix."""
+    lines = [
+        "# Judge repair: before and after",
+        "",
+        "The Judge Card ([card.md](card.md), its [appendix](card-appendix.md#repair), card.html)"
+        " shows the same section; the comparison of every probe is in each repair's comparison.",
+        "",
+        _e(repair["headline"], None),
+        "",
+    ]
+    return "\n".join(lines + _repair_tables(repair, "##"))
+
+
+def _repair_summary(repair: Mapping[str, Any]) -> list[str]:
+    """The short card's repair lines: one per repair, the tables left to the appendix."""
+    lines = [
+        "## Repair",
+        "",
+        "Each repaired judge was audited with the same probes, data and seed; before and after on"
+        " the probe it targets (difference: repaired minus original, with its confidence"
+        f" interval). The tables are in [the appendix]({APPENDIX_FILE}#repair).",
+        "",
+    ]
+    for entry in repair["repairs"]:
+        lines.append(f"- {_e(repair_line(entry), None)}{_repair_links(entry)}")
+    return [*lines, ""]
+
+
+def _repair_tables(repair: Mapping[str, Any], level: str) -> list[str]:
+    """Each repair's heading, cost, repaired verdict, links and its target's findings table."""
+    lines: list[str] = []
+    for entry in repair["repairs"]:
+        cost = entry["cost_multiplier"]
+        lines += [
+            f"{level} {_e(entry['repair'])} (targets {_e(entry['target_probe'])})",
+            "",
+            f"Cost multiplier: {fmt_number(cost)} inner judge calls per verdict."
+            f"{_repair_links(entry)}",
+            "",
+            f"Repaired card: {_e(entry['verdict']['sentence'], SENTENCE_LENGTH)}",
+            "",
+        ]
+        if entry["target_findings"]:
+            lines += _table(REPAIR_COLUMNS, repair_rows(entry))
+        else:
+            lines += [f"The {_e(entry['target_probe'])} probe was not audited.", ""]
+    return lines
+
+
+def _repair_links(entry: Mapping[str, Any]) -> str:
+    """`` ([repaired card](...), [comparison](...))`` for the links the card holds (checked to
+    be plain relative folders when the card was built)."""
+    links = entry["links"]
+    parts = [
+        f"[{label}]({links[key]}/{page})"
+        for key, label, page in (
+            ("card", "repaired card", "card.md"),
+            ("comparison", "comparison", "compare.md"),
+        )
+        if links.get(key)
+    ]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _meta(card: Mapping[str, Any]) -> str:

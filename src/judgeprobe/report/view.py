@@ -96,6 +96,18 @@ def interval_text(ci: Mapping[str, Any], reason: str | None = None) -> str:
     return f"[{fmt_number(ci.get('low'))}, {fmt_number(ci.get('high'))}] ({level}{method})"
 
 
+def side_interval(side: Mapping[str, Any]) -> str:
+    """``estimate [low, high]`` of one run's finding (``low`` and ``high`` beside the estimate)
+    or of a difference (under ``ci``); the estimate alone when the interval is undefined."""
+    low, high = side.get("low"), side.get("high")
+    if "ci" in side:
+        low, high = side["ci"].get("low"), side["ci"].get("high")
+    text = fmt_number(side.get("estimate"))
+    if low is None or high is None:
+        return text
+    return f"{text} [{fmt_number(low)}, {fmt_number(high)}]"
+
+
 def labels_text(labels: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in labels.items())
 
