@@ -261,6 +261,27 @@ def test_majority_copying_judge_agrees_fully_in_every_bin_and_refutes_the_confou
     assert any("REFUTED" in note for note in result.notes)
 
 
+def test_a_judge_that_ties_every_pair_is_not_assessable_and_says_why() -> None:
+    items = with_recorded(synthetic_pairs(100, seed=6), "ties", lambda item: "tie")
+    result = analyzed(LengthNullProbe(judge_source="ties", compare_units=()), items)
+    for name, labels in (
+        ("judge_human_majority_agreement", {}),
+        ("null_judge_agreement", {"unit": "chars"}),
+        ("bin_judge_minus_null", {"bin": "<10%"}),
+    ):
+        estimate = result.finding(name, **labels).estimate
+        assert not estimate.defined
+        assert estimate.reason is not None
+        assert "every one of the judge's 100 votes is a tie" in estimate.reason
+    # the null against the humans does not need the judge: still measured
+    assert result.finding("null_human_majority_agreement", unit="chars").estimate.defined
+    # with ties counted there is data, and no such reason
+    counted = analyzed(
+        LengthNullProbe(judge_source="ties", compare_units=(), include_ties=True), items
+    )
+    assert counted.finding("judge_human_majority_agreement").estimate.defined
+
+
 def test_bins_partition_the_compared_items_with_the_5pct_bin_nested() -> None:
     items = with_recorded(synthetic_pairs(300, seed=5), "copy", majority_rule)
     result = analyzed(LengthNullProbe(judge_source="copy", compare_units=()), items)

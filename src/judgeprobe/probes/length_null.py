@@ -27,7 +27,7 @@ in RLHF", arXiv:2310.03716.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
@@ -383,6 +383,15 @@ class LengthNullProbe(Probe):
             findings.append(_falsifier_finding(verdict))
             tables["falsifier"] = verdict.to_dict()
             notes.append(verdict.sentence())
+        why = None if self.include_ties else _only_ties(judge)
+        if why is not None:
+            findings = [
+                f
+                if f.estimate.defined
+                else replace(f, estimate=Estimate.undefined(f.estimate.n, reason=why))
+                for f in findings
+            ]
+            notes.append(f"Not assessable: {why}.")
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -572,6 +581,19 @@ def _bins_figure(results: Sequence[BinResult]) -> FigureSpec:
         title="Agreement with the human majority by length gap",
         data={"rows": rows, "reference": 0.5},
         x_label="agreement with the human majority",
+    )
+
+
+def _only_ties(judge: JudgeVotes) -> str | None:
+    """Why the findings that compare the judge's choice have no data, when every vote it gave
+    is a tie and ties are excluded (a judge that cannot tell, such as a swap-averaged judge
+    that always names the first response); None otherwise."""
+    votes = judge.votes.values()
+    if not votes or any(vote.choice != "tie" for vote in votes):
+        return None
+    return (
+        f"every one of the judge's {len(votes)} votes is a tie, and ties are excluded "
+        "(include_ties=True counts them): the judge names no winner to compare"
     )
 
 
