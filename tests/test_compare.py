@@ -31,6 +31,7 @@ from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
 from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
+from pairwise_runs import good_choice, pairwise_store
 
 N_ITEMS = 40
 
@@ -501,8 +502,6 @@ def test_concatenation_probes_are_paired_by_drawn_unit_and_a_first_part_judge_is
 
 def pairwise_audit(folder: Path, score: Any, *, name: str) -> Path:
     """A position and length-null audit of 30 pairs of near-equal length; humans prefer A."""
-    folder.mkdir(parents=True, exist_ok=True)
-    data = folder / "pairs.jsonl"
     rows = [
         {
             "id": f"p{i:02d}",
@@ -513,40 +512,23 @@ def pairwise_audit(folder: Path, score: Any, *, name: str) -> Path:
         }
         for i in range(30)
     ]
-    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    config = parse_config(
-        {
-            "rubric": "preference",
-            "data": str(data),
-            "data_options": {"kind": "pairwise"},
-            "out": str(folder / "out"),
-            "probes": {
-                "position": {},
-                "length_null": {"n_resamples": 100},
-                "length_controlled_win_rate": {"min_comparisons": 10, "n_resamples": 100},
-            },
-            "seed": 3,
-            "fail_on": "never",
-        }
-    )
-    return run_audit(
-        config, judge=CallableJudge(score, name=name, version="1"), write_card=False
-    ).store_path
-
-
-def fair_choice(request: Request) -> str:
-    return "A" if request.field_map["response_a"].startswith("good") else "B"
+    probes = {
+        "position": {},
+        "length_null": {"n_resamples": 100},
+        "length_controlled_win_rate": {"min_comparisons": 10, "n_resamples": 100},
+    }
+    return pairwise_store(folder, rows, probes, score, name=name)
 
 
 def first_shown_on_even_questions(request: Request) -> str:
     """Picks the first-shown response on even questions, the good one otherwise."""
     if int(request.field_map["prompt"].split()[1]) % 2 == 0:
         return "A"
-    return fair_choice(request)
+    return good_choice(request)
 
 
 def test_position_and_the_length_probes_are_paired_by_pair(tmp_path: Path) -> None:
-    fair = pairwise_audit(tmp_path / "fair", fair_choice, name="fair")
+    fair = pairwise_audit(tmp_path / "fair", good_choice, name="fair")
     biased = pairwise_audit(tmp_path / "biased", first_shown_on_even_questions, name="biased")
     document = compare_runs([fair, biased])
 

@@ -26,6 +26,7 @@ from judgeprobe.compare import compare_runs, validate_comparison
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
 from judgeprobe.request import Request
+from pairwise_runs import good_choice, pairwise_store
 from test_compare import audit, differences
 
 N_ITEMS = 60
@@ -162,8 +163,6 @@ def test_runs_without_per_item_units_stay_unpaired_saying_why(
 # -- the human-agreement probe: a pairwise judge against human votes ---------------------------
 def votes_audit(folder: Path, choose: Any, *, name: str) -> Path:
     """A human-agreement audit of 40 pairs; the human's vote is the good response, A or B."""
-    folder.mkdir(parents=True, exist_ok=True)
-    data = folder / "pairs.jsonl"
     rows = []
     for i in range(40):
         good, weak = f"good answer {i:02d}", f"weak answer {i:02d}"
@@ -177,24 +176,8 @@ def votes_audit(folder: Path, choose: Any, *, name: str) -> Path:
                 "winner": "A" if first else "B",
             }
         )
-    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    config = parse_config(
-        {
-            "rubric": "preference",
-            "data": str(data),
-            "data_options": {"kind": "pairwise"},
-            "out": str(folder / "out"),
-            "probes": {"human_agreement": {"n_resamples": 200}},
-            "seed": 3,
-            "fail_on": "never",
-        }
-    )
-    judge = CallableJudge(choose, name=name, version="1")
-    return run_audit(config, judge=judge, write_card=False).store_path
-
-
-def good_choice(request: Request) -> str:
-    return "A" if request.field_map["response_a"].startswith("good") else "B"
+    probes = {"human_agreement": {"n_resamples": 200}}
+    return pairwise_store(folder, rows, probes, choose, name=name)
 
 
 def sloppy_choice(request: Request) -> str:

@@ -177,7 +177,8 @@ def plan_audit(
         engine = Engine(judge, store, config.engine.engine_config(progress=progress))
         run_blocking(engine.run(first, description="pilot: the first stages"))
         bill = _bill(config, judge, store, selected, tokens, piloted)
-        row = _row("pilot", figures, config, mean_latency(store, judge.fingerprint), bill)
+        latency = mean_latency(store, judge.fingerprint)
+        row = _row("pilot", figures, config, latency, bill.concurrency)
         return dataclasses.replace(bill, pilot=row)
 
 
@@ -196,22 +197,28 @@ def _first_stages(judge: Judge, selected: list[_Selected], seed: int) -> list[Re
 
 
 def _row(
-    name: str, figures: Mapping[str, Any], config: AuditConfig, latency: float | None, bill: Bill
+    name: str,
+    figures: Mapping[str, Any],
+    config: AuditConfig,
+    latency: float | None,
+    concurrency: int,
+    **bound: Any,
 ) -> BillRow:
-    """One exact row of the bill from a plan's figures."""
+    """One row of the bill from a plan's figures (or their mean over stand-in plans, with
+    ``bound``, ``stages``, ``bound_calls`` and ``bound_prompt_tokens`` given); exact without."""
+    calls, prompt, completion = figures["calls"], figures["prompt"], figures["completion"]
     return BillRow(
         probe=name,
         requests=figures["requests"],
         distinct=figures["distinct"],
         stored=figures["stored"],
-        calls=figures["calls"],
+        calls=calls,
         skipped=figures["skipped"],
-        prompt_tokens=figures["prompt"],
-        completion_tokens=figures["completion"],
-        cost=_cost(config.pricing, figures["prompt"], figures["completion"]),
-        seconds=_seconds(figures["calls"], figures["prompt"], latency, bill.concurrency, config),
-        bound_calls=figures["calls"],
-        bound_prompt_tokens=figures["prompt"],
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=_cost(config.pricing, prompt, completion),
+        seconds=_seconds(calls, prompt, latency, concurrency, config),
+        **{"bound_calls": calls, "bound_prompt_tokens": prompt, **bound},
     )
 
 
@@ -248,17 +255,12 @@ def _bill(
         all_keys.update(keys)
         stored_keys.update(known)
         rows.append(
-            BillRow(
-                probe=chosen.name,
-                requests=mean["requests"],
-                distinct=mean["distinct"],
-                stored=mean["stored"],
-                calls=mean["calls"],
-                skipped=mean["skipped"],
-                prompt_tokens=mean["prompt"],
-                completion_tokens=mean["completion"],
-                cost=_cost(config.pricing, mean["prompt"], mean["completion"]),
-                seconds=_seconds(mean["calls"], mean["prompt"], latency, concurrency, config),
+            _row(
+                chosen.name,
+                mean,
+                config,
+                latency,
+                concurrency,
                 bound=bound,
                 stages=stages,
                 bound_calls=max(f["calls"] for f in figures),
