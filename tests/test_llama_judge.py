@@ -56,12 +56,32 @@ async def test_a_verdict_is_a_distribution_over_the_scale_with_its_argmax(
         assert 0 < verdict.meta["label_mass"] <= 1
 
 
-async def test_reusing_the_cached_prefix_gives_the_same_distribution(judge: LlamaJudge) -> None:
-    first, second = (Request.make(judge.fingerprint, HARM, fields) for fields in ITEMS)
-    warm = (await _engine(judge).run([first, second])).verdicts[second.key]
+async def test_a_verdict_does_not_depend_on_what_the_judge_evaluated_before(
+    judge: LlamaJudge,
+) -> None:
+    """The same request, judged on an empty cache, again right after itself (all but its last
+    token cached), and after a request sharing its prompt (cached up to the response), gives
+    bit-identical probabilities: the cached prefix is reused only up to an aligned position."""
+    quality = builtin_rubric("quality")
+    prompt = "Describe the look and feel of an ideal website."
+    answers = [
+        "An ideal website is clean, fast and easy to navigate, with clear headings.",
+        "It looks nice. It has pictures and colors and it works well on phones, mostly.",
+    ]
+    target, other = (
+        Request.make(judge.fingerprint, quality, {"prompt": prompt, "response": a}) for a in answers
+    )
     judge.llm.reset()
-    cold = (await _engine(judge).run([second])).verdicts[second.key]
-    assert warm.distribution == pytest.approx(cold.distribution, abs=1e-4)
+    cold = await judge.judge(target)
+    again = await judge.judge(target)
+    await judge.judge(other)
+    after_other = await judge.judge(target)
+    await judge.judge(Request.make(judge.fingerprint, HARM, ITEMS[1]))
+    after_another_rubric = await judge.judge(target)
+    assert cold.distribution is not None
+    for warm in (again, after_other, after_another_rubric):
+        assert warm.distribution == cold.distribution
+        assert warm.meta["expected"] == cold.meta["expected"]
 
 
 async def test_reruns_sample_from_the_distribution_reproducibly(judge: LlamaJudge) -> None:

@@ -7,8 +7,14 @@ rubric's answer prefix, evaluates the prompt once, and reads the logits of the *
 tokens give a distribution; trial 0 takes its argmax, trial t > 0 samples from it with a seed
 derived from (request, t), so rerun jitter is real and reproducible.
 
-Consecutive prompts share the rubric's opening; the judge keeps the KV cache of the longest common
-token prefix and evaluates only the rest.
+Consecutive prompts share the rubric's opening; the judge keeps the KV cache of the common token
+prefix and evaluates only the rest, always from a position that is a multiple of
+:data:`REUSE_ALIGNMENT`. That alignment makes a verdict a function of its request alone: llama.cpp
+computes a batch's tokens in groups (of 4 with the CPU's repacked Q4_K kernels), the tokens of a
+batch's last, incomplete group another way, so where a batch starts changes the logits in their
+last bits, and a close decision with them. Resumed from an arbitrary position, the same request
+gave another distribution after 46 of 144 warm judgements of the demo items; resumed from a
+multiple of 4, 8, 16 or 32, none did (each bit-identical to the request judged on an empty cache).
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 DEFAULT_MODEL = "gemma-3-270m (Q4_K_M)"
 _RESERVED_TOKENS = 4
+REUSE_ALIGNMENT = 32
+"""The cached prefix is kept up to a multiple of this many tokens (module docstring): a multiple
+of every group size of llama.cpp's CPU kernels, at a cost of at most 31 tokens evaluated again."""
 
 
 def default_model_path() -> Path:
@@ -122,6 +131,7 @@ class LlamaJudge(InProcessJudge):
                 "min_label_mass": self.min_label_mass,
                 "chat_template": self.chat_template,
                 "n_ctx": self.n_ctx,
+                "prefix_reuse_alignment": REUSE_ALIGNMENT,
             },
         }
 
@@ -230,7 +240,8 @@ class LlamaJudge(InProcessJudge):
         )
 
     def _last_logits(self, tokens: list[int]) -> np.ndarray[Any, np.dtype[np.float32]]:
-        """Evaluate ``tokens``, reusing the cached common prefix; logits of the last position."""
+        """Evaluate ``tokens``, reusing the cached common prefix up to a multiple of
+        :data:`REUSE_ALIGNMENT` (module docstring); logits of the last position."""
         llm = self.llm
         cached = llm.n_tokens
         common = 0
@@ -238,6 +249,7 @@ class LlamaJudge(InProcessJudge):
         previous = llm.input_ids
         while common < limit and previous[common] == tokens[common]:
             common += 1
+        common -= common % REUSE_ALIGNMENT
         if not llm._ctx.kv_cache_seq_rm(-1, common, -1):
             common = 0
             llm.reset()
