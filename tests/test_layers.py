@@ -136,6 +136,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
         "repair.chunked",
         "repair.ensemble",
         "repair.length",
+        "repair.single_answer",
         "repair.swap",
     ),
     3: (

@@ -130,7 +130,8 @@ def audit(
         typer.Option(
             "--repair",
             help="Also audit the judge repaired by NAME (repeatable): swap_average, chunked, "
-            "rubric_ensemble, length_controlled; see docs/repair.md.",
+            "rubric_ensemble, length_controlled, single_answer, or a chain such as "
+            "single_answer+length_controlled; see docs/repair.md.",
         ),
     ] = None,
 ) -> None:

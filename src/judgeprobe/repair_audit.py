@@ -34,7 +34,7 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.judge import Judge
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.repair import REPAIRS, TARGETS, build_repair, cost_multiplier, repair_options
+from judgeprobe.repair import REPAIRS, build_repair, cost_multiplier, repair_options, target_of
 from judgeprobe.report.card import build_card
 from judgeprobe.report.markdown import render_repair_markdown
 from judgeprobe.report.overview import verdict_sentence
@@ -134,7 +134,7 @@ def summarize(
     by_candidate = {c["candidate"]: c for c in comparison["comparisons"]}
     rows = []
     for index, (name, outcome) in enumerate(repaired.items(), start=1):
-        target = TARGETS[name]
+        target = target_of(name)
         differences = by_candidate[index]["differences"]
         card = build_card(outcome.store_path, run_id=outcome.run_id)
         rows.append(

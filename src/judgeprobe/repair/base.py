@@ -117,13 +117,15 @@ class RepairJudge(BaseJudge):
 
     def combined(self, verdict: Verdict, inner: Sequence[Verdict], **meta: Any) -> Verdict:
         """``verdict`` with the cost of the ``inner`` verdicts (calls, tokens, latency)
-        recorded on it."""
+        recorded on it; an inner verdict that is itself repaired (a chain) counts the calls
+        it made, so ``inner_calls`` is always calls to the judge under repair."""
         self.verdicts += 1
+        calls = sum(int(p.meta.get(INNER_CALLS, 1)) for p in inner)
         return verdict.but(
             prompt_tokens=sum(p.prompt_tokens for p in inner),
             completion_tokens=sum(p.completion_tokens for p in inner),
             latency_s=sum(p.latency_s for p in inner),
-            meta={**verdict.meta, "repair": self.repair, INNER_CALLS: len(inner), **meta},
+            meta={**verdict.meta, "repair": self.repair, INNER_CALLS: calls, **meta},
         )
 
 
