@@ -84,6 +84,24 @@ async def test_a_verdict_does_not_depend_on_what_the_judge_evaluated_before(
         assert warm.meta["expected"] == cold.meta["expected"]
 
 
+def test_the_logits_of_a_prompt_do_not_depend_on_where_the_cache_left_off(
+    judge: LlamaJudge,
+) -> None:
+    """Whatever prefix of the prompt the cache holds (every length in its last 70 tokens), the
+    logits of the prompt are those of a full evaluation, bit for bit."""
+    quality = builtin_rubric("quality")
+    fields = {"prompt": "Give three tips for staying healthy.", "response": "Sleep. " * 20}
+    tokens = judge.tokens(Request.make(judge.fingerprint, quality, fields))
+    judge.llm.reset()
+    full = judge._last_logits(tokens)
+    changed = []
+    for k in range(len(tokens) - 70, len(tokens)):
+        judge._last_logits(tokens[:k])
+        if not (judge._last_logits(tokens) == full).all():
+            changed.append(k)
+    assert changed == []
+
+
 async def test_reruns_sample_from_the_distribution_reproducibly(judge: LlamaJudge) -> None:
     base = Request.make(judge.fingerprint, HARM, ITEMS[0])
     trials = [base.with_trial(t) for t in range(12)]

@@ -80,6 +80,15 @@ def test_grades_within_the_margin_are_a_tie() -> None:
     assert judged(narrow, Request.make(narrow.fingerprint, PREFERENCE, FIELDS)).label == "B"
 
 
+def test_a_rubric_whose_high_end_is_bad_prefers_the_lower_grade() -> None:
+    inner = CallableJudge(length_grader, name="len")
+    lower = SingleAnswerJudge(inner, prefer="lower")
+    assert judged(lower, Request.make(lower.fingerprint, PREFERENCE, FIELDS)).label == "A"
+    assert lower.fingerprint != SingleAnswerJudge(inner).fingerprint
+    with pytest.raises(ConfigError, match="prefer must be 'higher' or 'lower'"):
+        SingleAnswerJudge(inner, prefer="longer")  # type: ignore[arg-type]
+
+
 def test_the_expected_grade_breaks_ties_of_the_most_probable_label() -> None:
     def leaning(request: Request) -> Verdict:
         # both responses get the label 3; the longer one leans toward 4

@@ -8,13 +8,15 @@ tokens give a distribution; trial 0 takes its argmax, trial t > 0 samples from i
 derived from (request, t), so rerun jitter is real and reproducible.
 
 Consecutive prompts share the rubric's opening; the judge keeps the KV cache of the common token
-prefix and evaluates only the rest, always from a position that is a multiple of
-:data:`REUSE_ALIGNMENT`. That alignment makes a verdict a function of its request alone: llama.cpp
-computes a batch's tokens in groups (of 4 with the CPU's repacked Q4_K kernels), the tokens of a
-batch's last, incomplete group another way, so where a batch starts changes the logits in their
-last bits, and a close decision with them. Resumed from an arbitrary position, the same request
-gave another distribution after 46 of 144 warm judgements of the demo items; resumed from a
-multiple of 4, 8, 16 or 32, none did (each bit-identical to the request judged on an empty cache).
+prefix and evaluates only the rest: always at least :data:`REUSE_ALIGNMENT` tokens, from a
+position that is a multiple of it. That makes a verdict a function of its request alone.
+llama.cpp's CPU kernels compute a batch's tokens in groups, and a short batch or a batch's last,
+incomplete group another way, so where a batch starts and how long it is change the logits in
+their last bits, and a close decision with them. Resumed wherever the cached prefix ended, the
+same request got another distribution in 45 of 92 warm judgements of LLMBar responses (and 46 of
+144 of the demo items); resumed from a multiple of 32 but with fewer than 32 tokens left, in 3 of
+92; with both rules, in none (each bit-identical to the request judged on an empty cache, with
+one thread or two).
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 DEFAULT_MODEL = "gemma-3-270m (Q4_K_M)"
 _RESERVED_TOKENS = 4
 REUSE_ALIGNMENT = 32
-"""The cached prefix is kept up to a multiple of this many tokens (module docstring): a multiple
-of every group size of llama.cpp's CPU kernels, at a cost of at most 31 tokens evaluated again."""
+"""The cached prefix is kept up to a multiple of this many tokens, and at least this many are
+evaluated (module docstring): a multiple of the group sizes of llama.cpp's CPU kernels, at a
+cost of 32 to 63 tokens evaluated again for a request that shares all but its end."""
 
 
 def default_model_path() -> Path:
@@ -241,11 +244,12 @@ class LlamaJudge(InProcessJudge):
 
     def _last_logits(self, tokens: list[int]) -> np.ndarray[Any, np.dtype[np.float32]]:
         """Evaluate ``tokens``, reusing the cached common prefix up to a multiple of
-        :data:`REUSE_ALIGNMENT` (module docstring); logits of the last position."""
+        :data:`REUSE_ALIGNMENT` that leaves at least that many tokens to evaluate (module
+        docstring); logits of the last position."""
         llm = self.llm
         cached = llm.n_tokens
         common = 0
-        limit = min(cached, len(tokens) - 1)
+        limit = min(cached, len(tokens) - REUSE_ALIGNMENT)
         previous = llm.input_ids
         while common < limit and previous[common] == tokens[common]:
             common += 1

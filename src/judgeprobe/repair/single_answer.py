@@ -11,8 +11,10 @@ responses side by side, so a small difference it would notice in a comparison ca
 The grade of a response is its verdict's expected score under the judge's distribution over
 the scale where the judge reports one (``meta["expected"]``, as the embedded llama judge does;
 a probability-weighted grade, as in G-Eval, Liu et al. 2023), else its score; ``expected:
-false`` always takes the score. The pair's verdict is ``A`` when A's grade exceeds B's by more
-than ``margin``, ``B`` the other way round, else ``tie``. Two inner calls per verdict.
+false`` always takes the score. The pair's verdict is ``A`` when A's grade is better than B's by
+more than ``margin``, ``B`` the other way round, else ``tie``; better is higher (``prefer:
+higher``, as on ``quality``) or, for a rubric whose high end is the bad one (``harmfulness``,
+``toxicity``), lower (``prefer: lower``). Two inner calls per verdict.
 
 The pointwise rubric's inputs are filled from the pair: ``response`` with each response in
 turn, every other input (``prompt``) from the pair's field of the same name.
@@ -21,6 +23,7 @@ turn, every other input (``prompt``) from the pair's field of the same name.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from judgeprobe.errors import ConfigError, FatalJudgeError
 from judgeprobe.judge import Judge
@@ -41,7 +44,13 @@ class SingleAnswerJudge(RepairJudge):
     forwards_window = False  # each inner call reads one response, not the pair
 
     def __init__(
-        self, inner: Judge, *, rubric: str = "quality", margin: float = 0.0, expected: bool = True
+        self,
+        inner: Judge,
+        *,
+        rubric: str = "quality",
+        margin: float = 0.0,
+        expected: bool = True,
+        prefer: Literal["higher", "lower"] = "higher",
     ) -> None:
         grading = get_rubric(rubric)
         if grading.kind not in POINTWISE_KINDS:
@@ -56,14 +65,24 @@ class SingleAnswerJudge(RepairJudge):
             )
         if margin < 0:
             raise ConfigError(f"repair single_answer: margin must be >= 0, got {margin}")
+        if prefer not in ("higher", "lower"):
+            raise ConfigError(
+                f"repair single_answer: prefer must be 'higher' or 'lower', got {prefer!r}"
+            )
         # The rubric's hash, not only its name, enters the fingerprint: an edited rubric file
         # is another judge.
         super().__init__(
-            inner, rubric=rubric, rubric_hash=grading.hash, margin=margin, expected=expected
+            inner,
+            rubric=rubric,
+            rubric_hash=grading.hash,
+            margin=margin,
+            expected=expected,
+            prefer=prefer,
         )
         self.grading = grading
         self.margin = margin
         self.expected = expected
+        self.sign = 1.0 if prefer == "higher" else -1.0
 
     def grade(self, verdict: Verdict) -> float:
         """A response's grade: the expected score where reported (and wanted), else the score."""
@@ -102,7 +121,7 @@ class SingleAnswerJudge(RepairJudge):
         if failed is not None:
             return self.combined(failed, verdicts)
         grade_a, grade_b = (self.grade(v) for v in verdicts)
-        gap = grade_a - grade_b
+        gap = self.sign * (grade_a - grade_b)
         label = "A" if gap > self.margin else "B" if gap < -self.margin else "tie"
         verdict = Verdict.scored(
             label_score(label, rubric),
