@@ -14,7 +14,7 @@ import pytest
 
 from judgeprobe.audit import parse_config
 from judgeprobe.data.items import PairwiseItem
-from judgeprobe.errors import ConfigError
+from judgeprobe.errors import ConfigError, FatalJudgeError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes.length_null import LengthNullProbe
 from judgeprobe.probes.position import PositionProbe
@@ -27,7 +27,7 @@ from judgeprobe.repair import (
 )
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
-from test_repair import FAST, PREFERENCE, estimate, judged, pairs, run, tag
+from test_repair import FAST, HARM, PREFERENCE, estimate, judged, pairs, run, tag
 
 FIELDS = {"prompt": "p", "response_a": "short", "response_b": "a much longer answer"}
 
@@ -184,3 +184,13 @@ def test_the_embedded_judge_graded_alone_names_the_same_response_in_both_orders(
     assert estimate(before, "first_position_share") == 1.0
     assert estimate(after, "position_consistency") == 1.0
     assert estimate(after, "swap_flip_rate") == 0.0
+
+
+@pytest.mark.parametrize("name", ["swap_average", "length_controlled", "single_answer"])
+def test_a_repair_that_reads_both_responses_refuses_a_pointwise_request(name: str) -> None:
+    repaired = build_repair(name, CallableJudge(length_grader, name="len"))
+    request = Request.make(repaired.fingerprint, HARM, {"prompt": "p", "response": "r"})
+    with pytest.raises(
+        FatalJudgeError, match=f"repair {name} needs a pairwise rubric, not the scale rubric"
+    ):
+        judged(repaired, request)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgeprobe._hashing import content_hash
+from judgeprobe.errors import FatalJudgeError
 from judgeprobe.judge import Judge, JudgeCapabilities
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.request import Request
@@ -91,6 +92,17 @@ class RepairJudge(BaseJudge):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+    def pair_of(self, request: Request) -> dict[str, str]:
+        """The fields of ``request``, which must be pairwise (a repair that reads both
+        responses); FatalJudgeError naming the repair and the rubric otherwise."""
+        rubric = request.rubric
+        if rubric.kind != "pairwise":
+            raise FatalJudgeError(
+                f"repair {self.repair} needs a pairwise rubric, not the {rubric.kind} rubric "
+                f"{rubric.name!r}"
+            )
+        return request.field_map
 
     async def ask_many(
         self, asks: Sequence[tuple[Rubric, Mapping[str, str]]], trial: int

@@ -18,7 +18,6 @@ response is better because of its end.
 
 from __future__ import annotations
 
-from judgeprobe.errors import FatalJudgeError
 from judgeprobe.judge import Judge
 from judgeprobe.repair.base import RepairJudge, answer_of, first_failure
 from judgeprobe.request import Request
@@ -40,12 +39,7 @@ class LengthControlledJudge(RepairJudge):
         return truncate(a, n, at_words=self.at_words), truncate(b, n, at_words=self.at_words)
 
     async def judge(self, request: Request) -> Verdict:
-        if request.rubric.kind != "pairwise":
-            raise FatalJudgeError(
-                f"repair length_controlled needs a pairwise rubric, not the "
-                f"{request.rubric.kind} rubric {request.rubric.name!r}"
-            )
-        fields = request.field_map
+        fields = self.pair_of(request)
         a, b = self.cut(fields["response_a"], fields["response_b"])
         verdicts = await self.ask_many(
             [(request.rubric, {**fields, "response_a": a, "response_b": b})], request.trial

@@ -106,12 +106,7 @@ class SingleAnswerJudge(RepairJudge):
 
     async def judge(self, request: Request) -> Verdict:
         rubric = request.rubric
-        if rubric.kind != "pairwise":
-            raise FatalJudgeError(
-                f"repair single_answer needs a pairwise rubric, not the {rubric.kind} rubric "
-                f"{rubric.name!r}"
-            )
-        pair = request.field_map
+        pair = self.pair_of(request)
         asks = [
             (self.grading, self.fields_for(pair, pair[side]))
             for side in ("response_a", "response_b")

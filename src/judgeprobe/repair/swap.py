@@ -13,7 +13,6 @@ arXiv:2305.17926 (balanced position calibration).
 
 from __future__ import annotations
 
-from judgeprobe.errors import FatalJudgeError
 from judgeprobe.judges.parsing import label_score
 from judgeprobe.repair.base import RepairJudge, first_failure
 from judgeprobe.request import Request
@@ -30,12 +29,7 @@ class SwapAverageJudge(RepairJudge):
 
     async def judge(self, request: Request) -> Verdict:
         rubric = request.rubric
-        if rubric.kind != "pairwise":
-            raise FatalJudgeError(
-                f"repair swap_average needs a pairwise rubric, not the {rubric.kind} rubric "
-                f"{rubric.name!r}"
-            )
-        fields = request.field_map
+        fields = self.pair_of(request)
         swapped = {**fields, "response_a": fields["response_b"], "response_b": fields["response_a"]}
         verdicts = await self.ask_many([(rubric, fields), (rubric, swapped)], request.trial)
         failed = first_failure(verdicts)
