@@ -15,8 +15,10 @@ the original and each repaired judge side by side.
 
 Repairs chain: ``single_answer+length_controlled`` wraps the judge in ``single_answer``, then
 wraps that in ``length_controlled`` (the pair is cut first, then each cut response is graded).
-A chain targets the failure of its last repair and costs the product of its parts' inner
-calls; its options are a mapping of part name to that part's options.
+A chain targets the failure of its last repair; its cost is counted in calls to the judge under
+repair (for parts that each multiply their calls, the product of their multipliers); its
+options are a mapping of part name to that part's options. Each part must accept what the part
+around it asks (``single_answer`` asks pointwise questions, which ``swap_average`` refuses).
 """
 
 from __future__ import annotations
