@@ -9,6 +9,7 @@ length. A chain counts every call to the judge under repair.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -25,9 +26,10 @@ from judgeprobe.repair import (
     build_repair,
     target_of,
 )
+from judgeprobe.repair_audit import run_repair_audit
 from judgeprobe.request import Request
 from judgeprobe.verdict import Verdict
-from test_repair import FAST, HARM, PREFERENCE, estimate, judged, pairs, run, tag
+from test_repair import FAST, HARM, PREFERENCE, estimate, judged, pairs, run, tag, write_pairs
 
 FIELDS = {"prompt": "p", "response_a": "short", "response_b": "a much longer answer"}
 
@@ -194,3 +196,34 @@ def test_a_repair_that_reads_both_responses_refuses_a_pointwise_request(name: st
         FatalJudgeError, match=f"repair {name} needs a pairwise rubric, not the scale rubric"
     ):
         judged(repaired, request)
+
+
+def test_an_audit_repairs_with_a_plain_and_a_chained_repair_side_by_side(tmp_path: Path) -> None:
+    items = pairs(40)
+    config = parse_config(
+        {
+            "rubric": "preference",
+            "data": str(write_pairs(tmp_path / "pairs.jsonl", items)),
+            "data_options": {"kind": "pairwise"},
+            "out": str(tmp_path / "out"),
+            "probes": {"position": {}, "length_null": {"n_resamples": FAST}},
+            "repair": ["single_answer", "single_answer+length_controlled"],
+            "seed": 0,
+            "fail_on": "never",
+        }
+    )
+    judge = CallableJudge(first_or_honest(items), name="first", version="1")
+    summary = run_repair_audit(config, judge=judge, progress=False).summary
+    single, chained = summary["repairs"]
+    assert (single["repair"], single["target_probe"]) == ("single_answer", "position")
+    assert (chained["repair"], chained["target_probe"]) == (
+        "single_answer+length_controlled",
+        "length_null",
+    )
+    assert single["cost_multiplier"] == chained["cost_multiplier"] == 2.0
+    consistency = next(
+        r for r in single["target_findings"] if r["finding"] == "position_consistency"
+    )
+    assert (consistency["before"]["estimate"], consistency["after"]["estimate"]) == (0.0, 1.0)
+    assert consistency["word"] == "better"
+    assert (tmp_path / "out" / "repair-single_answer+length_controlled" / "card.md").is_file()
