@@ -142,9 +142,9 @@ def with_pipeline(classify: Any, pairs: Sequence[Pair], batch_size: int) -> list
 
 
 def with_judge(folder: Path, device: str, batch_size: int, budget: int | None) -> Method:
+    from judgeprobe.core.request import Request
     from judgeprobe.engine import Engine, EngineConfig, RunStore
     from judgeprobe.judges.transformers_judge import TransformersJudge, reward_model_rubric
-    from judgeprobe.request import Request
 
     judge = TransformersJudge(
         folder, device=device, batch_size=batch_size, max_tokens_per_batch=budget

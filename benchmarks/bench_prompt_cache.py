@@ -30,10 +30,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from judgeprobe.core.request import Request
 from judgeprobe.data import load_dataset
 from judgeprobe.engine.ordering import warm_order
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
 
 EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")

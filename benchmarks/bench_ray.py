@@ -5,7 +5,8 @@ call after L = 50 ms. Each worker is capped at ``--cap`` calls in flight, so one
 judge cap / L calls a second and two workers twice that. For 1 and 2 workers this starts the
 workers, warms them up on a few requests (actor start-up is not timed), judges ``--requests``
 fresh requests into a fresh run store through the :class:`~judgeprobe.engine.Engine` with the
-:class:`~judgeprobe.ray_executor.RayExecutor`, and prints the calls per second, their ratio to
+:class:`~judgeprobe.engine.executors.ray.RayExecutor`, and prints the calls per second, their ratio
+to
 the physical limit, and the speed-up of 2 workers over 1 (the goal is >= 1.8x). Both runs happen
 in one invocation, on one local Ray instance of ``--cpus`` CPUs.
 
@@ -24,10 +25,10 @@ from pathlib import Path
 import ray
 from bench_throughput import stub_server  # the benchmarks folder is the script's own
 
+from judgeprobe.core.request import Request
 from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.engine.executors.ray import RayExecutor
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.ray_executor import RayExecutor
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 
 LATENCY_S = 0.05

@@ -41,11 +41,11 @@ from pathlib import Path
 
 import aiohttp
 
+from judgeprobe.core.request import Request
 from judgeprobe.data import load_pyrit_csv
 from judgeprobe.data.items import PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 
 ROOT = Path(__file__).resolve().parents[1]

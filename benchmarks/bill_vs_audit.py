@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from judgeprobe import plan_audit, run_audit
-from judgeprobe.audit import AuditConfig, parse_config
-from judgeprobe.billing import BillRow
-from judgeprobe.demo import demo_config
+from judgeprobe.audit.billing import BillRow
+from judgeprobe.audit.config import AuditConfig, parse_config
+from judgeprobe.audit.demo import demo_config
 
 PYRIT: dict[str, Any] = {
     "judge": "profanity",

@@ -36,24 +36,24 @@ from typing import Any
 
 import numpy as np
 
+from judgeprobe.core.plan import ProbeContext, Verdicts
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.attaq import load_attaq
 from judgeprobe.data.items import PointwiseItem
 from judgeprobe.data.pyrit import load_pyrit_csv
 from judgeprobe.engine import Engine, EngineConfig, RunStore
-from judgeprobe.generation import generate_responses_sync
 from judgeprobe.judges.base import BaseJudge
-from judgeprobe.plan import ProbeContext, Verdicts
 from judgeprobe.probes import Probe, ProbeResult
-from judgeprobe.probes._decisions import base_request
-from judgeprobe.probes.bypass import BypassProbe
-from judgeprobe.probes.cluster import ClusterProbe
-from judgeprobe.probes.permutation import PermutationProbe
-from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.request import Request
+from judgeprobe.probes.concatenation.bypass import BypassProbe
+from judgeprobe.probes.concatenation.cluster import ClusterProbe
+from judgeprobe.probes.concatenation.permutation import PermutationProbe
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+from judgeprobe.probes.decisions import base_request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import run_probe_sync
+from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.responses import generate_responses_sync
 from judgeprobe.stats import Estimate
-from judgeprobe.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("JUDGEPROBE_DATA", ROOT.parent / "shared" / "data"))

@@ -31,18 +31,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgeprobe.core.falsifier import load_falsifier
+from judgeprobe.core.plan import ProbeContext
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.data.mt_bench_votes import GPT4, LengthScope, Match, load_mt_bench_votes
-from judgeprobe.falsifier import load_falsifier
-from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
-from judgeprobe.probes._length import OnEqual
-from judgeprobe.probes._pairwise import MajorityTies
 from judgeprobe.probes.base import pairwise_items
-from judgeprobe.probes.human_agreement import HumanAgreementProbe
-from judgeprobe.probes.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.pairwise.length import OnEqual
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.votes import MajorityTies
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import analyze_offline
+from judgeprobe.runs.probe import analyze_offline
 from judgeprobe.stats import Estimate
 
 ROOT = Path(__file__).resolve().parents[1]

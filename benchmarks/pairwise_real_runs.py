@@ -23,6 +23,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from judgeprobe.core.falsifier import load_falsifier
+from judgeprobe.core.plan import ProbeContext
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.data.pairwise_sets import (
     load_evalbiasbench,
@@ -30,16 +32,14 @@ from judgeprobe.data.pairwise_sets import (
     load_llmbar,
     load_pandalm,
 )
-from judgeprobe.falsifier import load_falsifier
-from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.base import pairwise_items
-from judgeprobe.probes.human_agreement import HumanAgreementProbe
-from judgeprobe.probes.length_control import LengthControlledWinRateProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.position import PositionProbe
+from judgeprobe.probes.pairwise.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.pairwise.length_control import LengthControlledWinRateProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import analyze_offline, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, run_probe_sync
 from judgeprobe.stats import Estimate
 
 ROOT = Path(__file__).resolve().parents[1]

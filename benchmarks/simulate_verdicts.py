@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgeprobe.core.request import Request
 from judgeprobe.data.items import (
     HumanLabel,
     Item,
@@ -43,19 +44,18 @@ from judgeprobe.data.items import (
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeResult
-from judgeprobe.probes.agreement import AgreementProbe
+from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.probes.base import Finding, Probe
-from judgeprobe.probes.bypass import BypassProbe
-from judgeprobe.probes.cluster import ClusterProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.permutation import PermutationProbe
+from judgeprobe.probes.concatenation.bypass import BypassProbe
+from judgeprobe.probes.concatenation.cluster import ClusterProbe
+from judgeprobe.probes.concatenation.permutation import PermutationProbe
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
-from judgeprobe.probes.position import PositionProbe
-from judgeprobe.probes.repetition import RepetitionProbe
 from judgeprobe.report.statuses import worst
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import run_probe_sync
+from judgeprobe.runs.probe import run_probe_sync
 
 SEP = "\n\n"
 """The separator every concatenation probe joins parts with (their default)."""

@@ -24,8 +24,8 @@ the sequential probability ratio test's expected sample size at the planted rate
 tests with the same error rates, Wald and Wolfowitz 1948), with a one-sided error of 2.5 % and
 80 % power.
 
-The sequential design (:func:`judgeprobe.sequential.run_until_decided`, with the default round
-schedule of :class:`~judgeprobe.sequential.UntilDecided`: 20, 30, 45, 68, ... items) audits a
+The sequential design (:func:`judgeprobe.audit.sequential.run_until_decided`, with the default round
+schedule of :class:`~judgeprobe.audit.sequential.UntilDecided`: 20, 30, 45, 68, ... items) audits a
 pool of ``4 n`` items (``n`` of the planned design) with a call budget of ``8 n`` and stops when
 the finding is decided; the flip rate is decided by its confidence sequence. Every audit runs
 through the engine on a fresh in-memory store with its own seed (items, judge noise, order).
@@ -56,15 +56,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import simulate_verdicts as sim
 
-from judgeprobe.anytime import as_sequence
+from judgeprobe.audit.anytime import as_sequence
+from judgeprobe.audit.sequential import Audited, UntilDecided, run_until_decided, settled
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.engine.engine import run_blocking
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeResult
-from judgeprobe.probes._decisions import FLIP_THRESHOLD
 from judgeprobe.probes.base import Finding
-from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.sequential import Audited, UntilDecided, run_until_decided, settled
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+from judgeprobe.probes.decisions import FLIP_THRESHOLD
 from judgeprobe.stats import proportion
 from judgeprobe.stats.sequential import look_level
 

@@ -1,6 +1,7 @@
 """Run stores written by a real audit, for the card's tests.
 
-:func:`audited_store` runs the repetition probe through :func:`~judgeprobe.audit.run_audit` with a
+:func:`audited_store` runs the repetition probe through :func:`~judgeprobe.audit.run.run_audit` with
+a
 deterministic :class:`~judgeprobe.judges.CallableJudge` on a small dataset it writes beside the
 store, so a card test reads exactly what an audit stores (findings with the statuses the audit
 decided, figures, tables, notes, usage). ``untrusted`` strings, when given, go wherever dataset,
@@ -19,11 +20,12 @@ from itertools import cycle
 from pathlib import Path
 from typing import Any
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
 from judgeprobe.engine.store import RunStore
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes.base import FigureSpec, Finding, ProbeResult, Threshold
-from judgeprobe.request import Request
 from judgeprobe.stats.result import ConfidenceInterval, Estimate
 
 RESPONSES = (

@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
 from judgeprobe.judges import CallableJudge
-from judgeprobe.request import Request
 
 
 def good_choice(request: Request) -> str:

@@ -24,22 +24,22 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from judgeprobe._codec import decode, dumps, loads
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.codec import decode, dumps, loads
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.plan import ProbeContext
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.data.pyrit import load_pyrit_csv
 from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import ProbeResult, get_probe_class
-from judgeprobe.probes.agreement import AgreementProbe
-from judgeprobe.request import Request
+from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import run_probe_sync
+from judgeprobe.runs.probe import run_probe_sync
 from judgeprobe.stats import classification as cls
-from judgeprobe.verdict import Verdict
 
 REFUSAL = builtin_rubric("refusal")
 HARM = builtin_rubric("harmfulness")

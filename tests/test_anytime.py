@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from scipy.special import betaln
 
-from judgeprobe.anytime import as_sequence, decide_round
+from judgeprobe.audit.anytime import as_sequence, decide_round
+from judgeprobe.audit.sequential import UntilDecided, settled
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.base import Finding, Threshold
-from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.sequential import UntilDecided, settled
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
 from judgeprobe.stats import InvalidParameterError, proportion, proportion_above
 from judgeprobe.stats.multiplicity import pvalue_from_ci
 from judgeprobe.stats.result import ConfidenceInterval, Estimate

@@ -23,12 +23,13 @@ from typing import Any
 
 import pytest
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card, exit_code, nothing_assessed, write_card
-from judgeprobe.request import Request
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -67,7 +68,7 @@ def _env(sleep: float = 0.0) -> dict[str, str]:
 def _cli(*args: str, cwd: Path, sleep: float = 0.0) -> subprocess.CompletedProcess[str]:
     (cwd / "judges.py").write_text(JUDGES)
     return subprocess.run(
-        [sys.executable, "-m", "judgeprobe.cli", *args],
+        [sys.executable, "-m", "judgeprobe", *args],
         cwd=cwd,
         env=_env(sleep),
         capture_output=True,
@@ -79,7 +80,7 @@ def _cli(*args: str, cwd: Path, sleep: float = 0.0) -> subprocess.CompletedProce
 def _start(*args: str, cwd: Path, sleep: float) -> subprocess.Popen[str]:
     (cwd / "judges.py").write_text(JUDGES)
     return subprocess.Popen(
-        [sys.executable, "-m", "judgeprobe.cli", *args],
+        [sys.executable, "-m", "judgeprobe", *args],
         cwd=cwd,
         env=_env(sleep),
         stdout=subprocess.PIPE,

@@ -18,14 +18,15 @@ from typer.testing import CliRunner
 
 from batch_server import BatchServer
 from fake_server import serve_in_thread
-from judgeprobe.audit import AuditConfig, parse_config, run_audit
-from judgeprobe.batch.export import export_batch, import_batch
-from judgeprobe.batch.lines import shard_of
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.batch_export import export_batch, import_batch
+from judgeprobe.audit.config import AuditConfig, parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.engine import RunStore
+from judgeprobe.engine.batch.lines import shard_of
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.verdict import VerdictStatus
 
 PROBES = {"repetition": {"counts": [2]}, "cluster": {"per_cluster": 3, "n_resamples": 200}}
 

@@ -17,17 +17,18 @@ from typer.testing import CliRunner
 
 from batch_server import BatchServer
 from fake_server import serve_in_thread
-from judgeprobe.audit import parse_config, run_audit, with_engine_options
-from judgeprobe.batch.executor import OpenAIBatchExecutor
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config, with_engine_options
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
+from judgeprobe.engine.executors.openai_batch import OpenAIBatchExecutor
 from judgeprobe.engine.store import SCHEMA_VERSION
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.verdict import VerdictStatus
 
 REFUSAL = builtin_rubric("refusal")
 FAST = {"poll_s": 0.01, "max_poll_s": 0.02}

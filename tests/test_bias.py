@@ -16,20 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe._hashing import content_hash
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.evidence import KEPT
+from judgeprobe.core.plan import ProbeContext
+from judgeprobe.core.request import Request
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
-from judgeprobe.evidence import KEPT
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.registry import get_probe_class
 from judgeprobe.report.stored import read_result
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe_sync
 from judgeprobe.transforms.bias_edits import (
     BIAS_EDITS,
     assign,

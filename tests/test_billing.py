@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from judgeprobe import CallableJudge, Request, plan_audit, run_audit
-from judgeprobe.audit import parse_config
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
 
@@ -281,7 +281,7 @@ def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path
 def test_confirm_over_on_a_terminal_asks_and_runs_only_on_yes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, runs: bool
 ) -> None:
-    monkeypatch.setattr("judgeprobe.cli_plan.on_terminal", lambda: True)
+    monkeypatch.setattr("judgeprobe._cli.plan.on_terminal", lambda: True)
     config = str(_config_file(tmp_path, pricing=PRICING))
     result = CliRunner().invoke(
         app, ["audit", config, "--confirm-over", "0.000001", "--fail-on", "never"], input=answer

@@ -18,21 +18,21 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe._codec import decode, dumps, loads
+from judgeprobe._util.codec import decode, dumps, loads
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes import ProbeResult, get_probe_class
-from judgeprobe.probes._decisions import base_request, base_role
-from judgeprobe.probes.bypass import BypassDesign, BypassProbe, place
+from judgeprobe.probes.concatenation.bypass import BypassDesign, BypassProbe, place
+from judgeprobe.probes.decisions import base_request, base_role
 from judgeprobe.probes.registry import build_probe
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import reanalyze, run_probe_sync
-from judgeprobe.verdict import Verdict
+from judgeprobe.runs.probe import reanalyze, run_probe_sync
 
 HARM = builtin_rubric("harmfulness")
 TOXICITY = builtin_rubric("toxicity")
@@ -456,7 +456,7 @@ def test_an_audit_from_the_command_line_reports_the_bypass_in_the_card(tmp_path:
     args = ["audit", "--judge", "python:first_part:fn", "--rubric", "toxicity"]
     args += ["--data", "items.csv", "--probes", "bypass", "--out", "out", "--fail-on", "fail"]
     done = subprocess.run(
-        [sys.executable, "-m", "judgeprobe.cli", *args],
+        [sys.executable, "-m", "judgeprobe", *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,

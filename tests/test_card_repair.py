@@ -21,8 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from judgeprobe import RepairOutcome, run_repair_audit
-from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card, render_html, render_markdown, validate_card
 from judgeprobe.report.html import CONTENT_SECURITY_POLICY

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.report import build_card
@@ -21,7 +22,7 @@ def _cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "judgeprobe.cli", *args],
+        [sys.executable, "-m", "judgeprobe", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -267,7 +268,7 @@ def test_a_mistyped_transformers_option_lists_the_options_it_takes() -> None:
 def test_rubric_and_data_paths_in_a_config_file_are_relative_to_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgeprobe.audit import load_config
+    from judgeprobe.audit.config import load_config
     from judgeprobe.rubrics import builtin_rubric, get_rubric
 
     folder = tmp_path / "configs"
@@ -289,7 +290,7 @@ def test_rubric_and_data_paths_in_a_config_file_are_relative_to_the_file(
 
 
 def test_the_documented_reward_model_audit_config_is_valid() -> None:
-    from judgeprobe.audit import load_config
+    from judgeprobe.audit.config import load_config
     from judgeprobe.rubrics import get_rubric
 
     example = Path(__file__).parents[1] / "docs" / "examples" / "reward-audit.yaml"

@@ -21,15 +21,16 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.cli import app, main
+from judgeprobe._cli.main import app, main
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
 from judgeprobe.compare import compare_runs, validate_comparison, write_comparison
 from judgeprobe.compare.build import build_comparison
 from judgeprobe.compare.runs import LoadedRun
+from judgeprobe.core.request import Request
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 from pairwise_runs import good_choice, pairwise_store
 

@@ -21,11 +21,12 @@ from typing import Any
 
 import pytest
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
 from judgeprobe.compare import compare_runs, validate_comparison
+from judgeprobe.core.request import Request
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
-from judgeprobe.request import Request
 from pairwise_runs import good_choice, pairwise_store
 from test_compare import audit, differences
 

@@ -18,23 +18,24 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judgeprobe._codec import decode, dumps, loads
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.codec import decode, dumps, loads
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
-from judgeprobe.generation import generate_responses, generate_responses_sync
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.probes import Probe, ProbeResult, get_probe_class
-from judgeprobe.probes._decisions import BootstrapOptions, base_request, base_role, draw_tuples
-from judgeprobe.probes.cluster import ClusterDesign, ClusterProbe
-from judgeprobe.probes.permutation import PermutationDesign, PermutationProbe
-from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.request import Request
+from judgeprobe.probes.concatenation.cluster import ClusterDesign, ClusterProbe
+from judgeprobe.probes.concatenation.permutation import PermutationDesign, PermutationProbe
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+from judgeprobe.probes.decisions import BootstrapOptions, base_request, base_role, draw_tuples
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.responses import generate_responses, generate_responses_sync
 from judgeprobe.stats import (
     mean,
     mean_shift,
@@ -43,7 +44,6 @@ from judgeprobe.stats import (
     wasserstein,
 )
 from judgeprobe.transforms.concat import Join, concatenate, permute, repeat, score_orders
-from judgeprobe.verdict import Verdict
 
 SEP = "\n\n"
 HARM = builtin_rubric("harmfulness")

@@ -239,9 +239,10 @@ def test_every_registered_probe_class_is_exported_from_judgeprobe_and_judgeprobe
 
 
 def test_the_top_level_names_are_the_objects_of_the_modules_that_define_them() -> None:
-    from judgeprobe.audit import AuditConfig, run_audit
+    from judgeprobe.audit.config import AuditConfig
+    from judgeprobe.audit.repair import RepairOutcome, run_repair_audit
+    from judgeprobe.audit.run import run_audit
     from judgeprobe.probes.base import Finding
-    from judgeprobe.repair_audit import RepairOutcome, run_repair_audit
     from judgeprobe.report.card import build_card
     from judgeprobe.stats.result import Estimate
 

@@ -18,6 +18,7 @@ from judgeprobe import (
     Verdict,
     VerdictStatus,
 )
+from judgeprobe.core.verdict import check_score
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import BaseJudge, InProcessJudge
 from judgeprobe.judges.parsing import parse_label, verdict_from_distribution, verdict_from_text
@@ -28,7 +29,6 @@ from judgeprobe.rubrics import (
     get_rubric,
     load_rubric,
 )
-from judgeprobe.verdict import check_score
 
 HARM = builtin_rubric("harmfulness")
 REFUSAL = builtin_rubric("refusal")
@@ -393,7 +393,7 @@ async def test_closing_an_in_process_judge_stops_its_thread_and_a_later_call_sta
 
 def test_scoring_a_dataset_gives_one_row_per_item_and_trial_and_writes_csv(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from judgeprobe.data import load_dataset
-    from judgeprobe.scoring import score_items_sync
+    from judgeprobe.runs.scoring import score_items_sync
 
     items = load_dataset("demo").items[:5]
     judge = CallableJudge(lambda request: 5 if "bomb" in request.render() else 1, name="kw")
@@ -415,7 +415,7 @@ def test_scoring_a_dataset_gives_one_row_per_item_and_trial_and_writes_csv(tmp_p
 def test_scoring_decides_a_pairwise_verdict_by_the_rubrics_one_rule() -> None:
     """A pairwise score without a label is decided as the probes decide it (above 0.5 is A)."""
     from judgeprobe.data.items import PairwiseItem
-    from judgeprobe.scoring import score_items_sync
+    from judgeprobe.runs.scoring import score_items_sync
 
     items = [PairwiseItem(f"p{k}", "Which is kinder?", f"yes {k}", f"no {k}") for k in range(3)]
     scores = {"yes 0": 0.8, "yes 1": 0.2, "yes 2": 0.5}

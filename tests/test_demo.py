@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from judgeprobe.audit import parse_config
-from judgeprobe.cli import app
-from judgeprobe.compare import validate_comparison
-from judgeprobe.demo import (
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.demo import (
     DEMO_PROBES,
     LEFT_OUT_OF_DEMO,
     NOT_APPLICABLE_TO_CLASSIFIER,
@@ -25,11 +24,12 @@ from judgeprobe.demo import (
     demo_configs,
     run_demo,
 )
+from judgeprobe.compare import validate_comparison
+from judgeprobe.core.request import Request
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import probe_names
 from judgeprobe.report import validate_card
-from judgeprobe.request import Request
 
 QUICK = ("repetition", "human_agreement", "position")
 """The demo probes of the quick run: both kinds of data, a pairwise probe the classifier lacks."""
@@ -181,7 +181,7 @@ def test_the_demo_command_prints_the_cards_and_the_comparison(
     demo: tuple[Path, DemoOutcome], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out, outcome = demo
-    import judgeprobe.demo
+    import judgeprobe.audit.demo
 
     asked: dict[str, Any] = {}
 
@@ -189,7 +189,7 @@ def test_the_demo_command_prints_the_cards_and_the_comparison(
         asked.update(options, out=where)
         return outcome
 
-    monkeypatch.setattr(judgeprobe.demo, "run_demo", ran)
+    monkeypatch.setattr(judgeprobe.audit.demo, "run_demo", ran)
 
     done = CliRunner().invoke(app, ["demo", "--out", str(out)])
 

@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 
 from fake_server import FakeServer, FaultMix, Scripted, serve_in_thread
+from judgeprobe.core.judge import Judge, JudgeCapabilities
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
-from judgeprobe.judge import Judge, JudgeCapabilities
 from judgeprobe.judges import BaseJudge, CallableJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 REFUSAL = builtin_rubric("refusal")
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -281,7 +281,7 @@ CLIENT = """
 import sys
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.request import Request
+from judgeprobe.core.request import Request
 from judgeprobe.rubrics import builtin_rubric
 
 base_url, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.evidence import Evidence, EvidenceItem, EvidenceVerdict, collect, excerpt
+from judgeprobe.core.request import Request
 from judgeprobe.data.items import HumanLabel, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
-from judgeprobe.evidence import Evidence, EvidenceItem, EvidenceVerdict, collect, excerpt
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import (
     AgreementProbe,
@@ -36,9 +38,8 @@ from judgeprobe.report import build_card
 from judgeprobe.report.findings import finding_entry
 from judgeprobe.report.schema import card_errors
 from judgeprobe.report.stored import read_result
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import analyze_offline, reanalyze, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, reanalyze, run_probe_sync
 
 HARM = builtin_rubric("harmfulness")
 PREFERENCE = builtin_rubric("preference")

@@ -1,24 +1,26 @@
-"""The package is built in floors: a module imports only from its own floor or lower ones.
+"""The package is built in floors of rooms: a module imports only from its own floor or lower ones.
+
+A room is a folder of the package (or one of the few modules left at its root). Every module
+takes the floor of the longest room its name starts with, so a new module needs no entry here:
+it lands on its folder's floor. A new folder must be given one in :data:`ROOMS` (the test fails on
+one that is not), so that its place is a decision, not an accident.
 
 Every ``import`` statement counts, wherever it stands: at the top of a module, inside a function
 (where an import put off to run time still ties the two modules together) or in a
-``TYPE_CHECKING`` block. The import graph must also be free of cycles, within a floor too.
-
-Each module of ``src/judgeprobe`` is assigned its floor in :data:`FLOORS`; a new module must be
-added there (the test fails on one that is not), so that its place is a decision, not an accident.
+``TYPE_CHECKING`` block. The import graph must be free of cycles, between modules and between
+the rooms of the package root.
 
 The floors, bottom up:
 
-0. base: errors, hashing, files, the codec, redaction, statistics.
-1. contracts: what a judge is asked (rubric, variants, request), what it answers (verdict), the
-   Judge protocol, items, the plan of a probe, and a pre-registered falsifier (a claim and the
-   rule that decides it, which a probe applies to its estimate).
-2. machinery: the engine and run store, the judge backends, the data loaders, text transforms.
+0. base: errors, the version, small helpers (``_util``), statistics (``stats``).
+1. contracts (``core``): what a judge is asked (request), what it answers (verdict), the Judge
+   protocol, the plan of a probe, evidence, pricing and falsifiers; rubrics and items.
+2. machinery: the engine (run store, executors), the judge backends and repairs, data loaders,
+   text transforms.
 3. probes.
-4. orchestration: running probes and audits, generating responses and rubric variants, the
-   demo, and the Judge Card, which is built from a run store alone and which an audit writes as
-   its last step.
-5. surface: the command line and the package's own exports.
+4. orchestration: running probes (``runs``), the Judge Card (``report``), comparing runs
+   (``compare``), the audit (``audit``).
+5. surface: the command line (``_cli``) and the package's face.
 
 Imports are read as written: ``import judgeprobe.a.b`` and ``from judgeprobe.a.b import c`` tie
 the importer to ``judgeprobe.a.b`` (to ``judgeprobe.a.b.c`` when ``c`` is a module of its own),
@@ -38,211 +40,18 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "judgeprobe"
 
-FLOORS: dict[int, tuple[str, ...]] = {
-    0: (
-        "errors",
-        "_version",
-        "_hashing",
-        "_yaml_files",
-        "_annotations",
-        "_atomic",
-        "_codec",
-        "redaction",
-        "pricing",
-        "stats",
-        "stats._validation",
-        "stats.agreement",
-        "stats.comparison",
-        "stats.classification",
-        "stats.distances",
-        "stats.flips",
-        "stats.multiplicity",
-        "stats.paired",
-        "stats.proportions",
-        "stats.regression",
-        "stats.resampling",
-        "stats.result",
-        "stats.sequential",
-    ),
-    1: (
-        "rubrics",
-        "rubrics.rubric",
-        "rubrics.variants",
-        "rubrics.validation",
-        "request",
-        "verdict",
-        "judge",
-        "data.items",
-        "plan",
-        "evidence",
-        "falsifier",
-    ),
-    2: (
-        "engine",
-        "engine.engine",
-        "engine.limits",
-        "engine.lock",
-        "engine.ordering",
-        "engine.progress",
-        "engine.store",
-        "engine.store_base",
-        "engine.store_plans",
-        "engine.store_skipped",
-        "engine.store_batches",
-        "engine.store_merge",
-        "engine.executor",
-        "batch",
-        "batch.client",
-        "batch.executor",
-        "batch.lines",
-        "ray_executor",
-        "judges",
-        "judges.base",
-        "judges.callable",
-        "judges.classifier",
-        "judges.llama",
-        "judges.openai_compat",
-        "judges.parsing",
-        "judges.pythia_reward",
-        "judges.pyrit_scorer",
-        "judges.pyrit_setup",
-        "judges.recorded",
-        "judges.recorded_formats",
-        "judges.recorded_formats._rows",
-        "judges.recorded_formats.inspect_log",
-        "judges.recorded_formats.promptfoo",
-        "judges.recorded_formats.pyrit_scores",
-        "judges.registry",
-        "judges.transformers_judge",
-        "judges.transformers_loading",
-        "data",
-        "data._records",
-        "data._votes",
-        "data.attaq",
-        "data.dataset",
-        "data.demo",
-        "data.mt_bench",
-        "data.mt_bench_votes",
-        "data.pairwise_sets",
-        "data.pyrit",
-        "data.registry",
-        "data.tables",
-        "transforms",
-        "transforms.bias_edits",
-        "transforms.concat",
-        "transforms.swap",
-        "repair",
-        "repair.base",
-        "repair.chunked",
-        "repair.ensemble",
-        "repair.length",
-        "repair.single_answer",
-        "repair.swap",
-    ),
-    3: (
-        "probes",
-        "probes._agreement_data",
-        "probes._agreement_findings",
-        "probes._baselines",
-        "probes._bias_findings",
-        "probes._bypass_design",
-        "probes._bypass_tally",
-        "probes._decisions",
-        "probes._concat_evidence",
-        "probes._length",
-        "probes._pairwise",
-        "probes._params",
-        "probes._permutation_design",
-        "probes.agreement",
-        "probes.base",
-        "probes.bias",
-        "probes.bypass",
-        "probes.cluster",
-        "probes.human_agreement",
-        "probes.length_control",
-        "probes.length_null",
-        "probes.permutation",
-        "probes.policy_invariance",
-        "probes.policy_invariance.accuracy",
-        "probes.policy_invariance.design",
-        "probes.policy_invariance.evidence",
-        "probes.policy_invariance.failures",
-        "probes.policy_invariance.flips",
-        "probes.policy_invariance.noise",
-        "probes.policy_invariance.probe",
-        "probes.policy_invariance.reproduction",
-        "probes.policy_invariance.section",
-        "probes.policy_invariance.strata",
-        "probes.policy_invariance.wordings",
-        "probes.position",
-        "probes.registry",
-        "probes.repetition",
-        "probes.self_preference",
-    ),
-    4: (
-        "running",
-        "recorded_pairwise",
-        "generation",
-        "variant_generation",
-        "audit",
-        "sequential",
-        "anytime",
-        "billing",
-        "family",
-        "scoring",
-        "scoring_agreement",
-        "demo",
-        "report",
-        "report.card",
-        "report.findings",
-        "report.gate",
-        "report.sections",
-        "report.statuses",
-        "report.stored",
-        "report.summary",
-        "report.tested",
-        "report.usage",
-        "report.figures",
-        "report.html",
-        "report.markdown",
-        "report.redact",
-        "report.rounds",
-        "report.schema",
-        "report.text",
-        "report.view",
-        "report.overview",
-        "report.overview_figure",
-        "report.evidence_view",
-        "report.write",
-        "compare",
-        "compare.build",
-        "compare.agreement_units",
-        "compare.item_units",
-        "compare.render",
-        "compare.figure",
-        "compare.rubrics",
-        "compare.runs",
-        "compare.schema",
-        "compare.units",
-        "compare.write",
-        "executors",
-        "batch.export",
-        "repair_audit",
-        "report.repair",
-    ),
-    5: (
-        "cli",
-        "cli_compare",
-        "cli_demo",
-        "cli_batch",
-        "cli_store",
-        "cli_plan",
-        "cli_options",
-        "cli_repair",
-        "",
-    ),
+ROOMS: dict[int, tuple[str, ...]] = {
+    0: ("errors", "_version", "_util", "stats"),
+    1: ("core", "rubrics", "data.items"),
+    2: ("engine", "judges", "data", "transforms"),
+    3: ("probes",),
+    4: ("runs", "report", "compare", "audit"),
+    5: ("_cli", "__main__", ""),
 }
-"""Floor -> modules, named relative to the package (``""`` is the package ``__init__``)."""
+"""Floor -> rooms, named relative to the package (``""`` is the package ``__init__``)."""
+
+ROOT_MODULES = 5
+"""At most this many modules at the package root: the face, not the house."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,12 +83,24 @@ def qualified(name: str) -> str:
     return f"{PACKAGE}.{name}" if name else PACKAGE
 
 
+def room_of(module: str) -> str | None:
+    """The longest room ``module`` (a qualified name) belongs to; None when it has none."""
+    name = module.removeprefix(PACKAGE).removeprefix(".")
+    rooms = [room for names in ROOMS.values() for room in names]
+    inside = [r for r in rooms if r == name or (r and name.startswith(r + "."))]
+    if inside:
+        return max(inside, key=len)
+    return "" if name == "" else None
+
+
 def floor_of() -> dict[str, int]:
+    """Every module's floor: its room's."""
+    floors = {room: floor for floor, names in ROOMS.items() for room in names}
     table: dict[str, int] = {}
-    for floor, names in FLOORS.items():
-        for name in names:
-            assert qualified(name) not in table, f"{name!r} is assigned twice in FLOORS"
-            table[qualified(name)] = floor
+    for module in discover():
+        room = room_of(module)
+        if room is not None:
+            table[module] = floors[room]
     return table
 
 
@@ -347,13 +168,39 @@ def cycles(edges: list[Edge]) -> list[list[Edge]]:
     return list(groups.values())
 
 
-def test_every_module_has_a_floor() -> None:
-    table = floor_of()
+def test_every_module_has_a_room() -> None:
+    rooms = [room for names in ROOMS.values() for room in names]
+    assert len(rooms) == len(set(rooms)), "a room is assigned twice in ROOMS"
+    homeless = sorted(m for m in discover() if room_of(m) is None)
+    assert not homeless, f"modules in no room (give their folder a floor in ROOMS): {homeless}"
     modules = set(discover())
-    unassigned = sorted(modules - set(table))
-    stale = sorted(set(table) - modules)
-    assert not unassigned, f"modules without a floor (add them to FLOORS): {unassigned}"
-    assert not stale, f"FLOORS names modules that do not exist: {stale}"
+    stale = sorted(
+        r
+        for r in rooms
+        if not any(m == qualified(r) or m.startswith(qualified(r) + ".") for m in modules)
+    )
+    assert not stale, f"ROOMS names rooms that do not exist: {stale}"
+
+
+def test_the_root_holds_only_the_face() -> None:
+    root = sorted(p.name for p in (SOURCE / PACKAGE).glob("*.py"))
+    assert len(root) <= ROOT_MODULES, f"modules at the package root: {root}"
+
+
+def test_the_rooms_of_the_root_import_one_another_without_a_cycle() -> None:
+    def top(module: str) -> str:
+        return module.split(".")[1] if "." in module else ""
+
+    edges = sorted(
+        {
+            Edge(top(e.importer), top(e.imported), 0)
+            for e in graph()
+            if top(e.importer) != top(e.imported)
+        },
+        key=lambda e: (e.importer, e.imported),
+    )
+    found = [" -> ".join(sorted({e.importer for e in group})) for group in cycles(edges)]
+    assert not found, f"rooms that import one another: {found}"
 
 
 def test_no_import_climbs_a_floor() -> None:
@@ -428,3 +275,16 @@ def test_the_registry_imported_alone_knows_every_built_in_probe() -> None:
     )
     assert set(done.stdout.split()) == built_in
     assert "repetition" in built_in
+
+
+LONGEST_MODULE = 600
+"""Lines a source file may hold: past that it holds more than one concept."""
+
+
+def test_no_source_file_holds_more_than_one_concept() -> None:
+    long = {
+        name: n
+        for name, path in discover().items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > LONGEST_MODULE
+    }
+    assert not long, f"modules over {LONGEST_MODULE} lines: {long}"

@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from judgeprobe.core.falsifier import load_falsifier
+from judgeprobe.core.plan import ProbeContext
 from judgeprobe.data import PairwiseItem, Vote, item_fields, load_dataset, load_mt_bench_votes
 from judgeprobe.errors import ConfigError, DataError
-from judgeprobe.falsifier import load_falsifier
-from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
-from judgeprobe.probes.human_agreement import HumanAgreementProbe
-from judgeprobe.probes.length_control import LengthControlledWinRateProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.position import PositionProbe
+from judgeprobe.probes.pairwise.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.pairwise.length_control import LengthControlledWinRateProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import analyze_offline
+from judgeprobe.runs.probe import analyze_offline
 from judgeprobe.transforms.swap import swap_positions
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,18 +17,19 @@ import numpy as np
 import pytest
 
 from audited import audited_store
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.family import adjust_family, headline_thresholds, is_slice
+from judgeprobe.audit.run import run_audit
 from judgeprobe.data.items import PairwiseItem, Vote
 from judgeprobe.engine.store import RunStore
-from judgeprobe.family import adjust_family, headline_thresholds, is_slice
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes.base import Finding, Probe, ProbeResult, Threshold
-from judgeprobe.probes.human_agreement import HumanAgreementProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.position import PositionProbe
+from judgeprobe.probes.pairwise.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.report import build_card, validate_card
 from judgeprobe.rubrics import get_rubric
-from judgeprobe.running import analyze_offline
+from judgeprobe.runs.probe import analyze_offline
 from judgeprobe.stats.multiplicity import holm, pvalue_from_ci
 from judgeprobe.stats.proportions import proportion
 

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from fake_server import FakeServer, FaultMix, Scripted, serve_in_thread
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.openai_compat import (
@@ -25,9 +27,7 @@ from judgeprobe.judges.openai_compat import (
     messages,
     parse_retry_after,
 )
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.verdict import VerdictStatus
 
 REFUSAL = builtin_rubric("refusal")
 HARM = builtin_rubric("harmfulness")
@@ -122,7 +122,7 @@ async def test_cache_prompt_is_sent_when_set_and_left_to_the_server_when_not(
 def test_the_cache_setting_given_as_a_judge_option_is_recorded_in_the_fingerprint() -> None:
     # `-J cache_prompt=true` on the command line: cached and uncached logits need not be
     # bit-identical, so verdicts made with the server's prompt cache on are kept apart
-    from judgeprobe.cli_options import parse_judge_options
+    from judgeprobe._cli.options import parse_judge_options
     from judgeprobe.judges.registry import build_judge
 
     spec = "openai:m@http://127.0.0.1:9/v1"
@@ -517,7 +517,8 @@ def _stub_url(stub: FakeServer, credentials: bool) -> str:
 def test_no_configured_secret_reaches_the_run_store_or_any_card_file(
     credentials: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgeprobe.audit import parse_config, run_audit
+    from judgeprobe.audit.config import parse_config
+    from judgeprobe.audit.run import run_audit
     from judgeprobe.engine import run_blocking
 
     in_url = credentials == "base URL"

@@ -13,23 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe._codec import decode, dumps, loads
+from judgeprobe._util.codec import decode, dumps, loads
+from judgeprobe.core.falsifier import Falsifier, load_falsifier, parse_falsifier
+from judgeprobe.core.plan import ProbeContext
+from judgeprobe.core.request import Request
 from judgeprobe.data.items import PairwiseChoice, PairwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, DataError
-from judgeprobe.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import ProbeContext
 from judgeprobe.probes import ProbeResult, get_probe_class
-from judgeprobe.probes._length import relative_gap, text_length
 from judgeprobe.probes.base import Probe
-from judgeprobe.probes.human_agreement import HumanAgreementProbe
-from judgeprobe.probes.length_control import LengthControlledWinRateProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.position import PositionProbe
-from judgeprobe.request import Request
+from judgeprobe.probes.pairwise.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.pairwise.length import relative_gap, text_length
+from judgeprobe.probes.pairwise.length_control import LengthControlledWinRateProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import analyze_offline, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, run_probe_sync
 from judgeprobe.stats import ConfidenceInterval, Estimate, proportion
 from judgeprobe.transforms.swap import swap_positions
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe import _codec
+from judgeprobe._util import codec as _codec
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts, check_role
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import StoreError
-from judgeprobe.plan import Plan, ProbeContext, Verdicts, check_role
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 HARM = builtin_rubric("harmfulness")
 PREFERENCE = builtin_rubric("preference")

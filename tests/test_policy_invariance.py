@@ -20,15 +20,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judgeprobe._codec import decode, dumps, loads
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.codec import decode, dumps, loads
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.plan import ProbeContext, Verdicts
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError, RubricError
 from judgeprobe.judges import CallableJudge, verdict_from_distribution
-from judgeprobe.plan import ProbeContext, Verdicts
 from judgeprobe.probes import Finding, ProbeResult, get_probe_class
-from judgeprobe.probes._decisions import base_request
+from judgeprobe.probes.decisions import base_request
 from judgeprobe.probes.policy_invariance import (
     PairwisePolicyInvarianceProbe,
     PolicyDesign,
@@ -36,7 +38,6 @@ from judgeprobe.probes.policy_invariance import (
     classify_reproduction,
     refusal_item_type,
 )
-from judgeprobe.request import Request
 from judgeprobe.rubrics import (
     Rubric,
     builtin_rubric,
@@ -46,7 +47,14 @@ from judgeprobe.rubrics import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.running import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.variants import (
+    GeneratorPrompts,
+    VariantGenerator,
+    check_equivalence,
+    engine_completion,
+    parse_rewrite,
+)
 from judgeprobe.stats import Estimate, InvalidParameterError, proportion_above
 from judgeprobe.stats.flips import (
     exchangeable_flip_test,
@@ -56,14 +64,6 @@ from judgeprobe.stats.flips import (
     spread_of_means,
     spread_test,
 )
-from judgeprobe.variant_generation import (
-    GeneratorPrompts,
-    VariantGenerator,
-    check_equivalence,
-    engine_completion,
-    parse_rewrite,
-)
-from judgeprobe.verdict import Verdict
 
 DATA = Path(
     os.environ.get(

@@ -19,18 +19,18 @@ from typing import Any
 
 import pytest
 
-from judgeprobe import _codec
-from judgeprobe._hashing import canonical_json, content_hash
+from judgeprobe._util import codec as _codec
+from judgeprobe._util.hashing import canonical_json, content_hash
+from judgeprobe.core.plan import Plan, ProbeContext
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.judges import CallableJudge
-from judgeprobe.plan import Plan, ProbeContext
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.registry import get_probe_class, probe_names
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.running import probe_context, reanalyze, run_probe_sync
-from judgeprobe.verdict import Verdict
+from judgeprobe.runs.probe import probe_context, reanalyze, run_probe_sync
 
 FAST = 100
 

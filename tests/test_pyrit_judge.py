@@ -35,13 +35,13 @@ from pyrit.score import (  # noqa: E402
     SelfAskTrueFalseScorer,
 )
 
+from judgeprobe.core.request import Request  # noqa: E402
+from judgeprobe.core.verdict import VerdictStatus  # noqa: E402
 from judgeprobe.engine import Engine, EngineConfig, RunStore  # noqa: E402
 from judgeprobe.errors import ConfigError  # noqa: E402
 from judgeprobe.judges import build_judge  # noqa: E402
 from judgeprobe.judges.pyrit_scorer import PyritScorerJudge  # noqa: E402
-from judgeprobe.request import Request  # noqa: E402
 from judgeprobe.rubrics import builtin_rubric  # noqa: E402
-from judgeprobe.verdict import VerdictStatus  # noqa: E402
 
 REFUSAL = builtin_rubric("refusal")
 HARMFULNESS = builtin_rubric("harmfulness")

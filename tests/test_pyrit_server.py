@@ -17,9 +17,10 @@ import pytest
 
 pytest.importorskip("pyrit", reason="the optional extra judgeprobe[pyrit] is not installed")
 
-from judgeprobe.audit import AuditConfig, run_audit
+from judgeprobe.audit.config import AuditConfig
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.engine import RunStore
-from judgeprobe.verdict import VerdictStatus
 from test_real_server import MODEL, serving
 
 pytestmark = pytest.mark.llm

@@ -22,17 +22,18 @@ ray = pytest.importorskip("ray")
 from typer.testing import CliRunner  # noqa: E402
 
 from fake_server import FakeServer, serve_in_thread  # noqa: E402
-from judgeprobe.audit import parse_config, run_audit  # noqa: E402
-from judgeprobe.cli import app  # noqa: E402
+from judgeprobe._cli.main import app  # noqa: E402
+from judgeprobe.audit.config import parse_config  # noqa: E402
+from judgeprobe.audit.run import run_audit  # noqa: E402
+from judgeprobe.core.request import Request  # noqa: E402
+from judgeprobe.core.verdict import Verdict  # noqa: E402
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking  # noqa: E402
+from judgeprobe.engine.executors import build_executor  # noqa: E402
+from judgeprobe.engine.executors.ray import JudgeRecipe, RayExecutor  # noqa: E402
 from judgeprobe.errors import ConfigError  # noqa: E402
-from judgeprobe.executors import build_executor  # noqa: E402
 from judgeprobe.judges import CallableJudge  # noqa: E402
 from judgeprobe.judges.registry import build_judge  # noqa: E402
-from judgeprobe.ray_executor import JudgeRecipe, RayExecutor  # noqa: E402
-from judgeprobe.request import Request  # noqa: E402
 from judgeprobe.rubrics import builtin_rubric  # noqa: E402
-from judgeprobe.verdict import Verdict  # noqa: E402
 
 STORED = "key, judge, rubric, trial, fields, status, score, label, distribution, raw_text, error"
 

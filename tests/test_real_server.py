@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import FatalJudgeError
 from judgeprobe.judges.openai_compat import OpenAIJudge
-from judgeprobe.request import Request
 from judgeprobe.rubrics import DecisionRule, Rubric, builtin_rubric
-from judgeprobe.verdict import VerdictStatus
 
 pytestmark = pytest.mark.llm
 
@@ -146,7 +146,7 @@ async def test_a_wrong_endpoint_on_a_real_server_is_a_fatal_error(llama_server: 
 async def test_rubric_variants_are_generated_through_a_real_server_and_each_candidate_is_checked(
     llama_server: str,
 ) -> None:
-    from judgeprobe.variant_generation import VariantGenerator, engine_completion
+    from judgeprobe.runs.variants import VariantGenerator, engine_completion
 
     judge = OpenAIJudge(llama_server, MODEL, logprobs=False, seed=1)
     store = RunStore(":memory:")

@@ -15,16 +15,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgeprobe.audit import parse_config, run_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
 from judgeprobe.data.items import HumanLabel, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import get_probe_class
-from judgeprobe.probes.agreement import AgreementProbe
-from judgeprobe.probes.repetition import RepetitionProbe
+from judgeprobe.probes.agreement.probe import AgreementProbe
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import check_probe
+from judgeprobe.runs.probe import check_probe
 
 REFUSAL = builtin_rubric("refusal")
 
@@ -113,7 +114,7 @@ def test_a_recorded_audit_runs_with_zero_calls_and_the_card_names_the_file(tmp_p
 def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> None:
     from judgeprobe.engine import Engine, EngineConfig
     from judgeprobe.engine.store import RunStore
-    from judgeprobe.running import run_probe_sync
+    from judgeprobe.runs.probe import run_probe_sync
 
     judge = RecordedJudge(write(verdict_rows(), tmp_path / "v.csv"))
     judge.bind(items())
@@ -127,7 +128,7 @@ def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> N
 def test_a_recorded_probability_gives_the_ranking_and_the_calibration(tmp_path: Path) -> None:
     from judgeprobe.engine import Engine, EngineConfig
     from judgeprobe.engine.store import RunStore
-    from judgeprobe.running import run_probe_sync
+    from judgeprobe.runs.probe import run_probe_sync
 
     rows = [
         {**row, "probability": 0.9 if row["label"] == "true" else 0.2} for row in verdict_rows()
@@ -180,8 +181,8 @@ def test_the_output_of_judgeprobe_score_is_a_recorded_judge(tmp_path: Path) -> N
     ]
     judge = RecordedJudge(write(rows, tmp_path / "verdicts.csv"))
     judge.bind(items(2))
-    from judgeprobe.plan import ProbeContext
-    from judgeprobe.probes._decisions import base_request
+    from judgeprobe.core.plan import ProbeContext
+    from judgeprobe.probes.decisions import base_request
 
     ctx = ProbeContext(judge.fingerprint, REFUSAL)
     first, second = (judge.lookup(base_request(ctx, item)) for item in items(2))

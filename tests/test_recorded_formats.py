@@ -18,14 +18,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
 
 REFUSAL = builtin_rubric("refusal")
@@ -285,7 +286,7 @@ def test_a_json_file_of_no_known_shape_is_an_error_naming_it(tmp_path: Path) -> 
 
 # -- probabilities: `judgeprobe score -o` read back ----------------------------------------------
 JUDGE_WITH_DISTRIBUTION = """
-from judgeprobe.verdict import Verdict
+from judgeprobe.core.verdict import Verdict
 
 
 def judge(request):

@@ -21,20 +21,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from judgeprobe.audit import parse_config
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.repair import run_repair_audit
+from judgeprobe.core.judge import Judge
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
 from judgeprobe.errors import ConfigError
-from judgeprobe.judge import Judge
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes import ProbeResult
-from judgeprobe.probes.base import Probe
-from judgeprobe.probes.bypass import BypassProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
-from judgeprobe.probes.position import PositionProbe
-from judgeprobe.repair import (
+from judgeprobe.judges.repairs import (
     INNER_CALLS,
     ChunkedJudge,
     LengthControlledJudge,
@@ -42,12 +39,15 @@ from judgeprobe.repair import (
     SwapAverageJudge,
     build_repair,
 )
-from judgeprobe.repair.length import truncate
-from judgeprobe.repair_audit import run_repair_audit
-from judgeprobe.request import Request
+from judgeprobe.judges.repairs.length import truncate
+from judgeprobe.probes import ProbeResult
+from judgeprobe.probes.base import Probe
+from judgeprobe.probes.concatenation.bypass import BypassProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
+from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
 from judgeprobe.rubrics import Rubric, builtin_rubric, builtin_variants
-from judgeprobe.running import run_probe_sync
-from judgeprobe.verdict import Verdict
+from judgeprobe.runs.probe import run_probe_sync
 
 PREFERENCE = builtin_rubric("preference")
 HARM = builtin_rubric("harmfulness")

@@ -13,22 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe.audit import parse_config
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.repair import run_repair_audit
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.errors import ConfigError, FatalJudgeError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.position import PositionProbe
-from judgeprobe.repair import (
+from judgeprobe.judges.repairs import (
     INNER_CALLS,
     LengthControlledJudge,
     SingleAnswerJudge,
     build_repair,
     target_of,
 )
-from judgeprobe.repair_audit import run_repair_audit
-from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
 from test_repair import FAST, HARM, PREFERENCE, estimate, judged, pairs, run, tag, write_pairs
 
 FIELDS = {"prompt": "p", "response_a": "short", "response_b": "a much longer answer"}

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from audited import CONFIGURED, audited_store, hostile_store
-from judgeprobe.audit import parse_config
+from judgeprobe.audit.config import parse_config
 from judgeprobe.engine.store import SCHEMA_VERSION, RunStore
 from judgeprobe.errors import ConfigError, StoreError
 from judgeprobe.probes.base import FigureSpec, Finding, ProbeKind, ProbeResult, Threshold
@@ -1046,7 +1046,7 @@ def test_gate_passes_a_card_whose_only_headline_findings_are_inconclusive(tmp_pa
     assert nothing_assessed(card, fail_on="warn") is None
     for fail_on in ("warn", "fail"):
         done = subprocess.run(
-            [sys.executable, "-m", "judgeprobe.cli", "card", str(store), "--fail-on", fail_on],
+            [sys.executable, "-m", "judgeprobe", "card", str(store), "--fail-on", fail_on],
             cwd=tmp_path,
             capture_output=True,
             text=True,

@@ -9,20 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from judgeprobe.core.judge import Judge
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, PointwiseItem
 from judgeprobe.data.pyrit import load_pyrit_csv
 from judgeprobe.engine import Engine, EngineConfig
 from judgeprobe.engine.store import RunStore
-from judgeprobe.judge import Judge
 from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.probes.agreement import AgreementProbe
-from judgeprobe.request import Request
+from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import run_probe_sync
-from judgeprobe.scoring import score_items_sync
-from judgeprobe.scoring_agreement import score_agreement
-from judgeprobe.verdict import Verdict
+from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.scoring import score_items_sync
+from judgeprobe.runs.scoring_agreement import score_agreement
 
 REFUSAL = builtin_rubric("refusal")
 TOXICITY = builtin_rubric("toxicity")

@@ -11,25 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from judgeprobe._hashing import content_hash
-from judgeprobe.audit import parse_config
-from judgeprobe.billing import plan_audit
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.audit.billing import plan_audit
+from judgeprobe.audit.config import parse_config
+from judgeprobe.core.evidence import Evidence
+from judgeprobe.core.judge import JudgeCapabilities
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import PairwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import ConfigError
-from judgeprobe.evidence import Evidence
-from judgeprobe.judge import JudgeCapabilities
 from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.llama import LlamaJudge
 from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.probes import ProbeResult
-from judgeprobe.probes.self_preference import SelfPreferenceProbe
+from judgeprobe.probes.pairwise.self_preference import SelfPreferenceProbe
 from judgeprobe.report.stored import read_result
-from judgeprobe.request import Request
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import analyze_offline, run_probe_sync
-from judgeprobe.verdict import Verdict
+from judgeprobe.runs.probe import analyze_offline, run_probe_sync
 
 RUBRIC = builtin_rubric("preference")
 FAST = {"n_resamples": 200}

@@ -10,15 +10,16 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from judgeprobe.audit import parse_config, run_audit
-from judgeprobe.cli import app
+from judgeprobe._cli.main import app
+from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine import RunStore
 from judgeprobe.engine.store_merge import merge_stores
 from judgeprobe.errors import StoreError
 from judgeprobe.judges import CallableJudge
-from judgeprobe.request import Request
-from judgeprobe.running import reanalyze
-from judgeprobe.verdict import Verdict, VerdictStatus
+from judgeprobe.runs.probe import reanalyze
 
 
 def _audit(out: Path, limit: int, score: Callable[[Request], float] = lambda r: 1.0) -> Path:

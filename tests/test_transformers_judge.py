@@ -28,6 +28,8 @@ transformers = pytest.importorskip(
     exc_type=ImportError,
 )
 
+from judgeprobe.core.request import Request  # noqa: E402
+from judgeprobe.core.verdict import VerdictStatus  # noqa: E402
 from judgeprobe.data.items import PointwiseItem  # noqa: E402
 from judgeprobe.engine import Engine, EngineConfig, RunStore  # noqa: E402
 from judgeprobe.errors import (  # noqa: E402
@@ -41,9 +43,7 @@ from judgeprobe.judges.transformers_judge import (  # noqa: E402
     pack_batches,
     reward_model_rubric,
 )
-from judgeprobe.request import Request  # noqa: E402
 from judgeprobe.rubrics import builtin_rubric  # noqa: E402
-from judgeprobe.verdict import VerdictStatus  # noqa: E402
 
 pytestmark = pytest.mark.transformers
 
@@ -481,10 +481,10 @@ def test_scale_rubric_gets_an_error_verdict_not_a_score(models: dict[str, Path])
 def test_concatenation_probes_run_end_to_end_with_a_reward_model_judge(
     models: dict[str, Path], engine_for: Callable[[TransformersJudge], Engine]
 ) -> None:
-    from judgeprobe.probes.cluster import ClusterProbe
-    from judgeprobe.probes.permutation import PermutationProbe
-    from judgeprobe.probes.repetition import RepetitionProbe
-    from judgeprobe.running import run_probe_sync
+    from judgeprobe.probes.concatenation.cluster import ClusterProbe
+    from judgeprobe.probes.concatenation.permutation import PermutationProbe
+    from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+    from judgeprobe.runs.probe import run_probe_sync
 
     judge = TransformersJudge(models["deberta"], batch_size=16, max_tokens_per_batch=512)
     engine = engine_for(judge)
@@ -524,7 +524,8 @@ def test_an_audit_config_names_a_reward_model_with_its_options(
 ) -> None:
     import json
 
-    from judgeprobe.audit import parse_config, run_audit
+    from judgeprobe.audit.config import parse_config
+    from judgeprobe.audit.run import run_audit
 
     config = parse_config(
         {

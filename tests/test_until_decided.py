@@ -22,19 +22,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judgeprobe.audit import AuditConfig, parse_config, run_audit, with_until_decided
-from judgeprobe.data.items import PointwiseItem
-from judgeprobe.engine import Engine, EngineConfig, RunStore
-from judgeprobe.errors import ConfigError
-from judgeprobe.judges import CallableJudge
-from judgeprobe.probes.base import Finding, Threshold
-from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.report.rounds import card_rounds, rounds_sentence
-from judgeprobe.report.schema import validate_card
-from judgeprobe.request import Request
-from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.running import run_blocking
-from judgeprobe.sequential import (
+from judgeprobe.audit.config import AuditConfig, parse_config
+from judgeprobe.audit.run import run_audit, with_until_decided
+from judgeprobe.audit.sequential import (
     Audited,
     Round,
     Sequential,
@@ -44,6 +34,17 @@ from judgeprobe.sequential import (
     seeded_order,
     settled,
 )
+from judgeprobe.core.request import Request
+from judgeprobe.data.items import PointwiseItem
+from judgeprobe.engine import Engine, EngineConfig, RunStore
+from judgeprobe.errors import ConfigError
+from judgeprobe.judges import CallableJudge
+from judgeprobe.probes.base import Finding, Threshold
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+from judgeprobe.report.rounds import card_rounds, rounds_sentence
+from judgeprobe.report.schema import validate_card
+from judgeprobe.rubrics import builtin_rubric
+from judgeprobe.runs.probe import run_blocking
 from judgeprobe.stats import InvalidParameterError, proportion
 from judgeprobe.stats.sequential import SEQUENCE_METHOD, look_alpha, look_level
 
@@ -369,7 +370,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
     env["COLUMNS"] = "500"
     return subprocess.run(
-        [sys.executable, "-m", "judgeprobe.cli", *args],
+        [sys.executable, "-m", "judgeprobe", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from judgeprobe import CallableJudge
-from judgeprobe.audit import load_config, parse_config, run_audit, with_engine_options
+from judgeprobe.audit.config import load_config, parse_config, with_engine_options
+from judgeprobe.audit.run import run_audit
+from judgeprobe.core.request import Request
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
-from judgeprobe.request import Request
 
 AUDIT = {
     "judge": "profanity",
@@ -31,7 +32,7 @@ AUDIT = {
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "judgeprobe.cli", *args],
+        [sys.executable, "-m", "judgeprobe", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -200,7 +201,7 @@ def test_thresholds_by_finding_or_probe_and_finding_apply_to_that_finding(tmp_pa
 
 
 def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Path) -> None:
-    from judgeprobe.demo import DEMO_PROBES
+    from judgeprobe.audit.demo import DEMO_PROBES
     from judgeprobe.probes import get_probe_class, probe_names
     from judgeprobe.transforms.bias_edits import BIAS_EDITS
 

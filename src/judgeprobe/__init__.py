@@ -7,18 +7,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from judgeprobe._version import __version__
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.data import PairwiseItem, PointwiseItem
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
 from judgeprobe.errors import JudgeprobeError
 from judgeprobe.judges import CallableJudge, Judge
-from judgeprobe.plan import Plan, ProbeContext, Verdicts
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric, builtin_rubric, get_rubric
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 if TYPE_CHECKING:
-    from judgeprobe.audit import AuditConfig, run_audit
-    from judgeprobe.billing import Bill, plan_audit
+    from judgeprobe.audit.billing import Bill, plan_audit
+    from judgeprobe.audit.config import AuditConfig
+    from judgeprobe.audit.repair import RepairOutcome, run_repair_audit
+    from judgeprobe.audit.run import run_audit
     from judgeprobe.compare import compare_runs
     from judgeprobe.probes import (
         AgreementProbe,
@@ -46,23 +48,22 @@ if TYPE_CHECKING:
         SelfPreferenceProbe,
         VerbosityProbe,
     )
-    from judgeprobe.repair_audit import RepairOutcome, run_repair_audit
     from judgeprobe.report import build_card
-    from judgeprobe.running import analyze_offline, reanalyze, run_probe, run_probe_sync
+    from judgeprobe.runs.probe import analyze_offline, reanalyze, run_probe, run_probe_sync
     from judgeprobe.stats import Estimate
 
 _LAZY = {
-    "AuditConfig": "judgeprobe.audit",
-    "run_audit": "judgeprobe.audit",
-    "Bill": "judgeprobe.billing",
-    "plan_audit": "judgeprobe.billing",
+    "AuditConfig": "judgeprobe.audit.config",
+    "run_audit": "judgeprobe.audit.run",
+    "Bill": "judgeprobe.audit.billing",
+    "plan_audit": "judgeprobe.audit.billing",
     "build_card": "judgeprobe.report",
-    "RepairOutcome": "judgeprobe.repair_audit",
-    "run_repair_audit": "judgeprobe.repair_audit",
+    "RepairOutcome": "judgeprobe.audit.repair",
+    "run_repair_audit": "judgeprobe.audit.repair",
     "compare_runs": "judgeprobe.compare",
     "Estimate": "judgeprobe.stats",
     **dict.fromkeys(
-        ("analyze_offline", "reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.running"
+        ("analyze_offline", "reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.runs.probe"
     ),
     **dict.fromkeys(
         (

@@ -5,9 +5,10 @@ margin over a trivial baseline), not means of one 0/1 outcome per item. Each is 
 computed: the rows of an item are the values the finding reads of it (the human majority
 decision, the judge's decision or ranking score, a baseline's out-of-fold decision or score),
 and the statistic is the probe's own function of those rows (:mod:`judgeprobe.stats.
-classification`, :mod:`judgeprobe.probes._agreement_findings`, :mod:`judgeprobe.probes.
+classification`, :mod:`judgeprobe.probes.agreement.findings`, :mod:`judgeprobe.probes.
 _baselines`), applied to each bootstrap resample of the items the runs share. The rows are
-rebuilt as the probe builds them (:meth:`~judgeprobe.probes.agreement.AgreementProbe.data`, the
+rebuilt as the probe builds them (:meth:`~judgeprobe.probes.agreement.probe.AgreementProbe.data`,
+the
 probe's parameters read back from the run store), so on the same items the paired estimate is
 the difference of the two reported findings.
 
@@ -42,10 +43,17 @@ from judgeprobe.compare.units import (
     of_columns,
     pooled_ratio,
 )
+from judgeprobe.core.plan import Plan, Verdicts
 from judgeprobe.data.items import PAIRWISE_CHOICES
-from judgeprobe.plan import Plan, Verdicts
-from judgeprobe.probes._agreement_data import AgreementData, Binary, Pair
-from judgeprobe.probes._agreement_findings import (
+from judgeprobe.probes.agreement.baselines import (
+    GATED_METRICS,
+    METRICS,
+    Baseline,
+    baseline_set,
+    judge_values,
+)
+from judgeprobe.probes.agreement.data import AgreementData, Binary, Pair
+from judgeprobe.probes.agreement.findings import (
     BINARY_METRICS,
     category_rows,
     mean_absolute_error,
@@ -53,15 +61,8 @@ from judgeprobe.probes._agreement_findings import (
     root_mean_squared_error,
     stratum_rows,
 )
-from judgeprobe.probes._baselines import (
-    GATED_METRICS,
-    METRICS,
-    Baseline,
-    baseline_set,
-    judge_values,
-)
-from judgeprobe.probes._pairwise import Comparisons, cluster_of, collect_judge_votes, slices
-from judgeprobe.probes.human_agreement import tally
+from judgeprobe.probes.pairwise.human_agreement import tally
+from judgeprobe.probes.pairwise.votes import Comparisons, cluster_of, collect_judge_votes, slices
 from judgeprobe.stats import classification as cls
 from judgeprobe.stats.agreement import kappa_from_tables
 
@@ -232,7 +233,7 @@ def _pooled_agreement(rows: NDArray[np.float64]) -> Any:
 
 def _pooled_kappa(rows: NDArray[np.float64]) -> Any:
     """Cohen's kappa of the pooled table of rows; NaN where one side gave one answer to every
-    comparison (of two or more), as :meth:`~judgeprobe.probes._pairwise.Comparisons.kappa`."""
+    comparison (of two or more), as :meth:`~judgeprobe.probes.pairwise.votes.Comparisons.kappa`."""
     tables = _pooled_tables(rows)
     one_answer = ((tables.sum(axis=-1) > 0).sum(axis=-1) == 1) | (
         (tables.sum(axis=-2) > 0).sum(axis=-1) == 1
@@ -246,7 +247,8 @@ def human_agreement_units(
 ) -> dict[FindingKey, UnitValues]:
     """The human-agreement probe's comparisons per item (its contingency table of the judge's
     vote against each human vote, against the human majority, and of pairs of human votes),
-    tallied by the probe's own :func:`~judgeprobe.probes.human_agreement.tally`, over all items
+    tallied by the probe's own :func:`~judgeprobe.probes.pairwise.human_agreement.tally`, over all
+    items
     and per slice; agreement and kappa are those of the pooled table."""
     ctx, design = plan.context, plan.design
     pairs = list(design.items)

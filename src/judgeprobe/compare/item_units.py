@@ -36,22 +36,22 @@ from numpy.typing import NDArray
 
 from judgeprobe.compare.agreement_units import agreement_units, human_agreement_units
 from judgeprobe.compare.units import EXTRACTORS, FindingKey, UnitValues, finding_key, pooled_ratio
+from judgeprobe.core.evidence import parts_id
+from judgeprobe.core.plan import Plan, Role, Verdicts
 from judgeprobe.engine.store import RunStore
-from judgeprobe.evidence import parts_id
-from judgeprobe.plan import Plan, Role, Verdicts
-from judgeprobe.probes._bypass_design import place
-from judgeprobe.probes._bypass_tally import concatenation_hits
-from judgeprobe.probes._concat_evidence import MOVED, concat_outcomes
-from judgeprobe.probes._decisions import base_scores, is_flip
-from judgeprobe.probes._pairwise import LIVE, collect_judge_votes, slices
-from judgeprobe.probes._permutation_design import order_role
 from judgeprobe.probes.base import Probe
-from judgeprobe.probes.cluster import concat_role
-from judgeprobe.probes.length_control import outcome_rows
+from judgeprobe.probes.concatenation.bypass_design import place
+from judgeprobe.probes.concatenation.bypass_tally import concatenation_hits
+from judgeprobe.probes.concatenation.cluster import concat_role
+from judgeprobe.probes.concatenation.evidence import MOVED, concat_outcomes
+from judgeprobe.probes.concatenation.permutation_design import order_role
+from judgeprobe.probes.decisions import base_scores, is_flip
+from judgeprobe.probes.pairwise.length_control import outcome_rows
+from judgeprobe.probes.pairwise.position import swap_pairs
+from judgeprobe.probes.pairwise.votes import LIVE, collect_judge_votes, slices
 from judgeprobe.probes.policy_invariance.design import units as policy_units_of
 from judgeprobe.probes.policy_invariance.evidence import flip_rows
 from judgeprobe.probes.policy_invariance.wordings import transform_groups
-from judgeprobe.probes.position import swap_pairs
 from judgeprobe.probes.registry import build_probe, get_probe_class
 from judgeprobe.transforms.concat import DECREASING, INCREASING
 

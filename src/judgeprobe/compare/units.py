@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.plan import Plan, Verdicts
-from judgeprobe.probes._decisions import base_scores, decide, is_flip
+from judgeprobe.core.plan import Plan, Verdicts
+from judgeprobe.probes.decisions import base_scores, decide, is_flip
 from judgeprobe.transforms.concat import MODE_LABELS
 
 LabelsKey = tuple[tuple[str, str], ...]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judgeprobe._atomic import write_atomic
+from judgeprobe._util.atomic import write_atomic
 from judgeprobe.compare.build import ALPHA, build_comparison
 from judgeprobe.compare.render import render_html, render_markdown
 from judgeprobe.compare.runs import load_run

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.hashing import content_hash
 from judgeprobe.data._records import (
     Record,
     RowError,

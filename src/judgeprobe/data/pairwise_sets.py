@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.hashing import content_hash
 from judgeprobe.data._records import (
     Record,
     RowError,

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from judgeprobe._yaml_files import explain_validation
+from judgeprobe._util.yaml_files import explain_validation
 from judgeprobe.data._records import csv_header, guess_format, read_table
 from judgeprobe.data.attaq import load_attaq
 from judgeprobe.data.dataset import Dataset

@@ -6,7 +6,8 @@ failures with exponential backoff and full jitter (honouring Retry-After), respe
 budgets, and stores every verdict the moment it arrives. The judge's secrets (its API key, a key
 in its request body or base URL) are handed to the store, which redacts them from all it writes.
 How it may call the judge (concurrency, batch size, context window, whether a call can be timed
-out) it reads from the judge's declared :class:`~judgeprobe.judge.JudgeCapabilities`, once per run.
+out) it reads from the judge's declared :class:`~judgeprobe.core.judge.JudgeCapabilities`, once per
+run.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
-from judgeprobe.engine.executor import Executor
+from judgeprobe.core.judge import Judge, JudgeCapabilities
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict, VerdictStatus, check_score
+from judgeprobe.engine.executors.base import Executor
 from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.ordering import warm_order
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
-from judgeprobe.judge import Judge, JudgeCapabilities
-from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict, VerdictStatus, check_score
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from judgeprobe.request import Request
+from judgeprobe.core.request import Request
 
 
 def warm_order(requests: Iterable[Request]) -> list[Request]:

@@ -4,7 +4,7 @@ Written append-only with one transaction per verdict (WAL mode), so a crash lose
 in flight; read back by key through the primary-key index, so a lookup costs the same in the
 10th run as in the first. A report is rendered from this file alone.
 
-Nothing secret is written: every text goes through a :class:`~judgeprobe.redaction.Redactor`
+Nothing secret is written: every text goes through a :class:`~judgeprobe._util.redaction.Redactor`
 that knows the values of secret-looking environment variables and whatever the engine's judge
 declares (its API key, secrets in its request body or base URL), and recognises URL credentials.
 What :meth:`RunStore.put` stores (and returns) is the redacted verdict.
@@ -23,16 +23,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgeprobe._hashing import canonical_json
+from judgeprobe._util.hashing import canonical_json
+from judgeprobe._util.redaction import Redactor
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine.store_base import FRESH_START
 from judgeprobe.engine.store_batches import BATCHES_SCHEMA, BatchStore
 from judgeprobe.engine.store_plans import PLANS_SCHEMA, PlanStore
 from judgeprobe.engine.store_skipped import SKIPPED_ROWS_SCHEMA, SkippedRowsStore
 from judgeprobe.errors import StoreError
-from judgeprobe.redaction import Redactor
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 SCHEMA_VERSION = 4
 """1: verdicts, runs and results; 2: adds ``skipped_rows`` (the data rows each run left out);

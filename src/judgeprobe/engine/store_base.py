@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from judgeprobe._util.redaction import Redactor
 from judgeprobe.errors import StoreError
-from judgeprobe.redaction import Redactor
 
 FRESH_START = "use another --out, or delete the file to start afresh"
 

@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from judgeprobe._hashing import canonical_json
+from judgeprobe._util.hashing import canonical_json
+from judgeprobe.core.request import Request
 from judgeprobe.engine.store_base import StoreBase
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 
 BATCHES_SCHEMA = """

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgeprobe._hashing import canonical_json
+from judgeprobe._util.hashing import canonical_json
+from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine.store import _COLUMNS, RunStore, _verdict
 from judgeprobe.engine.store_batches import BATCH_COLUMNS
 from judgeprobe.errors import StoreError
-from judgeprobe.verdict import Verdict, VerdictStatus
 
 _KEYED: dict[str, tuple[str, int]] = {
     "judges": ("fingerprint, description", 2),

@@ -1,7 +1,7 @@
 """The plans of a run store: each probe's plan, its design and its requests by role.
 
 A plan is stored whole with its run (schema 3 and later), so a run can be analysed again from
-the store alone (:func:`judgeprobe.running.reanalyze`). :class:`PlanStore` holds the
+the store alone (:func:`judgeprobe.runs.probe.reanalyze`). :class:`PlanStore` holds the
 :class:`~judgeprobe.engine.store.RunStore` methods that write and read the ``plans`` and
 ``plan_roles`` tables; the store's connection, redaction and error handling stay in the store.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from judgeprobe import _codec
-from judgeprobe._hashing import canonical_json
+from judgeprobe._util import codec as _codec
+from judgeprobe._util.hashing import canonical_json
+from judgeprobe._util.redaction import REDACTED
+from judgeprobe.core.plan import Plan, ProbeContext, Role, check_role
+from judgeprobe.core.request import Request
 from judgeprobe.engine.store_base import StoreBase
-from judgeprobe.plan import Plan, ProbeContext, Role, check_role
-from judgeprobe.redaction import REDACTED
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
 
 PLANS_SCHEMA = """
@@ -56,9 +56,9 @@ class PlanStore(StoreBase):
     def put_plan(self, run_id: int, name: str, plan: Plan[Any]) -> None:
         """Store the complete plan of probe ``name`` in run ``run_id``, in one transaction.
 
-        The design and context go in as design JSON (:mod:`judgeprobe._codec`), each request
+        The design and context go in as design JSON (:mod:`judgeprobe._util.codec`), each request
         under its role; :meth:`plan` reads them back, so the run can be analysed again from
-        this file alone (:func:`judgeprobe.running.reanalyze`).
+        this file alone (:func:`judgeprobe.runs.probe.reanalyze`).
         """
         for request in plan.requests.values():
             self.register_rubric(request.rubric)

@@ -1,6 +1,6 @@
 """Judges: the protocol and its backends (callable, llama.cpp, classifier, OpenAI-compatible)."""
 
-from judgeprobe.judge import Judge, JudgeCapabilities
+from judgeprobe.core.judge import Judge, JudgeCapabilities
 from judgeprobe.judges.base import BaseJudge, InProcessJudge
 from judgeprobe.judges.callable import CallableJudge
 from judgeprobe.judges.parsing import (

@@ -1,7 +1,8 @@
-"""Backend defaults for the :class:`~judgeprobe.judge.Judge` protocol every backend implements.
+"""Backend defaults for the :class:`~judgeprobe.core.judge.Judge` protocol every backend implements.
 
-A backend turns one :class:`~judgeprobe.request.Request` into one
-:class:`~judgeprobe.verdict.Verdict`. It does not cache, retry, rate-limit or count: the engine does
+A backend turns one :class:`~judgeprobe.core.request.Request` into one
+:class:`~judgeprobe.core.verdict.Verdict`. It does not cache, retry, rate-limit or count: the engine
+does
 that, once, for all backends. A backend only classifies its failures: it raises
 :class:`~judgeprobe.errors.RetryableJudgeError` for transient ones and
 :class:`~judgeprobe.errors.FatalJudgeError` for permanent ones.
@@ -15,10 +16,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from judgeprobe._hashing import content_hash
-from judgeprobe.judge import JudgeCapabilities
-from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.judge import JudgeCapabilities
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 
 T = TypeVar("T")
 

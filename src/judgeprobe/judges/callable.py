@@ -7,10 +7,10 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.parsing import label_score, verdict_from_text
-from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict
 
 JudgeResult = float | int | str | Verdict | None
 JudgeFunction = Callable[[Request], JudgeResult | Awaitable[JudgeResult]]

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.errors import FatalJudgeError, MissingDependencyError
 from judgeprobe.judges.base import InProcessJudge
-from judgeprobe.request import Request
-from judgeprobe.verdict import Verdict
 
 
 class ProfanityJudge(InProcessJudge):

@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from judgeprobe._hashing import file_hash
+from judgeprobe._util.hashing import file_hash
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.errors import ConfigError, FatalJudgeError, MissingDependencyError
 from judgeprobe.judges.base import InProcessJudge
 from judgeprobe.judges.parsing import verdict_from_distribution
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.verdict import Verdict
 
 # llama.cpp is built with OpenMP; spinning worker threads slow it tenfold on a busy machine.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")

@@ -29,13 +29,13 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
+from judgeprobe._util.redaction import Redactor, mapping_secrets, redact_text, url_secrets
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.parsing import verdict_from_distribution, verdict_from_text
-from judgeprobe.redaction import Redactor, mapping_secrets, redact_text, url_secrets
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.verdict import Verdict
 
 PROMPT_FORMAT = "1"
 """Version of how a request becomes chat messages; part of the fingerprint, bumped on change."""

@@ -7,9 +7,9 @@ import random
 import re
 from collections.abc import Mapping
 
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.rubrics import Rubric
-from judgeprobe.verdict import Verdict
 
 _TRUE = {"true", "yes"}
 _FALSE = {"false", "no"}

@@ -36,13 +36,13 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from judgeprobe._util.redaction import Redactor, redact_text
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.parsing import label_score
-from judgeprobe.redaction import Redactor, redact_text
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.verdict import Verdict
 
 if TYPE_CHECKING:
     from pyrit.models import Score

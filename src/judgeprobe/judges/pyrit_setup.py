@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgeprobe._util.redaction import mapping_secrets, url_secrets
 from judgeprobe.errors import ConfigError, MissingDependencyError
 from judgeprobe.judges.pyrit_scorer import PyritScorerJudge
-from judgeprobe.redaction import mapping_secrets, url_secrets
 
 if TYPE_CHECKING:
     from pyrit.prompt_target import PromptTarget

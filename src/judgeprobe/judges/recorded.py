@@ -17,7 +17,7 @@ A recorded judge can answer only a request for an item as it is in the dataset: 
 bound to the audit's items (:meth:`RecordedJudge.bind`) and looks each request up by the item
 fields it carries. An audit asks every probe, before any verdict is looked up, whether it needs
 other inputs (a repeated response, a rewritten rubric), and refuses such a probe by name
-(:func:`judgeprobe.running.check_recorded`). Ids in the file that are not in the dataset,
+(:func:`judgeprobe.runs.probe.check_recorded`). Ids in the file that are not in the dataset,
 and items with no recorded verdict, are counted and listed in the judge's description (so in
 the card); an item without a verdict gets an error verdict, which the probes count and leave out.
 Items identical in the rubric's inputs make one request, so they share one verdict: that of the
@@ -31,7 +31,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.data._records import RowError, Table, as_score, is_missing
 from judgeprobe.data.items import (
     Item,
@@ -44,9 +46,7 @@ from judgeprobe.data.items import (
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.judges.recorded_formats import FILE_FORMATS, read_verdicts
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Rubric
-from judgeprobe.verdict import Verdict
 
 ID_COLUMNS = ("id", "item_id")
 LABEL_COLUMNS = ("label", "winner")

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, TypeVar
 
-from judgeprobe._annotations import Mismatch, parameter_types, validate_value
+from judgeprobe._util.annotations import Mismatch, parameter_types, validate_value
+from judgeprobe.core.judge import Judge
 from judgeprobe.errors import ConfigError
-from judgeprobe.judge import Judge
 
 T = TypeVar("T")
 

@@ -33,7 +33,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from judgeprobe._hashing import content_hash
+from judgeprobe._util.hashing import content_hash
+from judgeprobe.core.request import Request
+from judgeprobe.core.verdict import Verdict
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges.base import InProcessJudge
 from judgeprobe.judges.transformers_loading import (
@@ -45,9 +47,7 @@ from judgeprobe.judges.transformers_loading import (
     import_transformers,
     transformers_at_least,
 )
-from judgeprobe.request import Request
 from judgeprobe.rubrics import DecisionRule, Rubric, builtin_rubric
-from judgeprobe.verdict import Verdict
 
 ScoreMode = Literal["logit", "sigmoid", "softmax"]
 """``logit``: the chosen output as it is (reward models); ``sigmoid``: its probability under a

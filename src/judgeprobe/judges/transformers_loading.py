@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgeprobe._hashing import content_hash, file_hash
+from judgeprobe._util.hashing import content_hash, file_hash
 from judgeprobe.errors import FatalJudgeError, MissingDependencyError
 
 _SKIPPED_FILES = (".md", ".gitattributes", ".lock")

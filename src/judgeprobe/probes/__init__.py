@@ -1,7 +1,7 @@
 """Probes: one reliability test each (plan, refine, analyze), registered by name."""
 
-from judgeprobe.plan import Plan, ProbeContext, Verdicts
-from judgeprobe.probes.agreement import AgreementProbe
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -10,7 +10,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
     Threshold,
 )
-from judgeprobe.probes.bias import (
+from judgeprobe.probes.bias.probe import (
     AuthorityProbe,
     BandwagonProbe,
     DistractionProbe,
@@ -22,17 +22,17 @@ from judgeprobe.probes.bias import (
     PairwiseVerbosityProbe,
     VerbosityProbe,
 )
-from judgeprobe.probes.bypass import BypassProbe
-from judgeprobe.probes.cluster import ClusterProbe
-from judgeprobe.probes.human_agreement import HumanAgreementProbe
-from judgeprobe.probes.length_control import LengthControlledWinRateProbe
-from judgeprobe.probes.length_null import LengthNullProbe
-from judgeprobe.probes.permutation import PermutationProbe
+from judgeprobe.probes.concatenation.bypass import BypassProbe
+from judgeprobe.probes.concatenation.cluster import ClusterProbe
+from judgeprobe.probes.concatenation.permutation import PermutationProbe
+from judgeprobe.probes.concatenation.repetition import RepetitionProbe
+from judgeprobe.probes.pairwise.human_agreement import HumanAgreementProbe
+from judgeprobe.probes.pairwise.length_control import LengthControlledWinRateProbe
+from judgeprobe.probes.pairwise.length_null import LengthNullProbe
+from judgeprobe.probes.pairwise.position import PositionProbe
+from judgeprobe.probes.pairwise.self_preference import SelfPreferenceProbe
 from judgeprobe.probes.policy_invariance import PairwisePolicyInvarianceProbe, PolicyInvarianceProbe
-from judgeprobe.probes.position import PositionProbe
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
-from judgeprobe.probes.repetition import RepetitionProbe
-from judgeprobe.probes.self_preference import SelfPreferenceProbe
 
 __all__ = [
     "AgreementProbe",

@@ -1,11 +1,11 @@
 """Probes: one reliability test each, as pure halves around the engine.
 
-``plan(items, ctx)`` returns a :class:`~judgeprobe.plan.Plan`: the probe's frozen design and
+``plan(items, ctx)`` returns a :class:`~judgeprobe.core.plan.Plan`: the probe's frozen design and
 the requests it needs, keyed by role. A multi-stage probe (the cluster test needs base scores
 before it can draw clusters) refines it: ``refine(plan, verdicts)`` returns the next stage's
 plan, or None when it is complete. ``analyze(plan, verdicts)`` turns the verdicts, read
-through the roles of the plan (:class:`~judgeprobe.plan.Verdicts`), into findings. None of
-them calls a judge; :mod:`judgeprobe.running` drives them through the engine.
+through the roles of the plan (:class:`~judgeprobe.core.plan.Verdicts`), into findings. None of
+them calls a judge; :mod:`judgeprobe.runs.probe` drives them through the engine.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from judgeprobe.core.evidence import Evidence
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
-from judgeprobe.evidence import Evidence
-from judgeprobe.plan import Plan, ProbeContext, Verdicts
-from judgeprobe.probes._params import Constraint, check_parameters
+from judgeprobe.probes.params import Constraint, check_parameters
 from judgeprobe.stats.multiplicity import FamilyAdjustment
 from judgeprobe.stats.result import Estimate, TestResult
 
@@ -166,7 +166,7 @@ class Finding:
     test: TestResult | None = None
     family: FamilyAdjustment | None = None
     evidence: Evidence | None = None
-    """The items behind the finding (:mod:`judgeprobe.evidence`); None when the probe keeps
+    """The items behind the finding (:mod:`judgeprobe.core.evidence`); None when the probe keeps
     none."""
 
     @property
@@ -241,7 +241,7 @@ def slices_as_information(findings: Sequence[Finding]) -> list[Finding]:
 
     Forty per-category numbers judged against the headline threshold would fail an audit on
     noise; only the measure over all items decides (an audit config may still gate a slice
-    by naming its finding, see :mod:`judgeprobe.family`).
+    by naming its finding, see :mod:`judgeprobe.audit.family`).
     """
     return [f.with_threshold(None) if is_slice(f) and f.threshold else f for f in findings]
 
@@ -323,13 +323,13 @@ class Probe:
     stream_findings: ClassVar[frozenset[str]] = frozenset()
     """Findings that are rates over the items, one outcome per item, which more items only
     append to: an audit sampled until decided gives them confidence sequences
-    (:mod:`judgeprobe.anytime`)."""
+    (:mod:`judgeprobe.audit.anytime`)."""
     trial_findings: ClassVar[frozenset[str]] = frozenset()
     """Findings that more ``reproduction_trials`` can decide: the rounds of an audit sampled
-    until decided add trials while one of them is undecided (:mod:`judgeprobe.sequential`)."""
+    until decided add trials while one of them is undecided (:mod:`judgeprobe.audit.sequential`)."""
 
     constraints: ClassVar[Mapping[str, Constraint]] = {}
-    """What each parameter must be (:mod:`judgeprobe.probes._params`), checked when the probe
+    """What each parameter must be (:mod:`judgeprobe.probes.params`), checked when the probe
     is made: one declaration per parameter, one checker for every probe."""
 
     def __post_init__(self) -> None:

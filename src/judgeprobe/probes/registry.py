@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any, TypeVar
 
-from judgeprobe._annotations import Mismatch, parameter_types, validate_value
+from judgeprobe._util.annotations import Mismatch, parameter_types, validate_value
 from judgeprobe.errors import ConfigError, JudgeprobeError
 from judgeprobe.probes.base import Probe
 

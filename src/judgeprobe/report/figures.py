@@ -22,7 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from judgeprobe._atomic import write_atomic
+from judgeprobe._util.atomic import write_atomic
 from judgeprobe.errors import JudgeprobeError
 from judgeprobe.report.text import display_text
 

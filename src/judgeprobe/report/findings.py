@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from judgeprobe.evidence import SHOWN
+from judgeprobe.core.evidence import SHOWN
 from judgeprobe.probes.base import Threshold
 from judgeprobe.report.statuses import SEVERITY
 from judgeprobe.report.stored import StoredFinding

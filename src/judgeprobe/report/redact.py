@@ -3,7 +3,7 @@
 API keys come from the environment. A judge description or a command line could still carry one
 (a key pasted as ``--api-key``, an ``Authorization`` header in ``extra_body``, a password in a
 base URL), so the card is scrubbed before it is rendered, by the same rules as the run store (see
-:mod:`judgeprobe.redaction`): every value of a secret-looking environment variable is replaced
+:mod:`judgeprobe._util.redaction`): every value of a secret-looking environment variable is replaced
 wherever it occurs, and so are the value of every secret-looking key and the credentials of every
 URL.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from judgeprobe.redaction import MIN_SECRET_LENGTH, REDACTED, Redactor, environment_secrets
+from judgeprobe._util.redaction import MIN_SECRET_LENGTH, REDACTED, Redactor, environment_secrets
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "environment_secrets", "redact"]
 

@@ -1,6 +1,6 @@
 """The card's repair section: each repaired judge's before and after on the failure it targets.
 
-``judgeprobe audit --repair NAME`` (:func:`judgeprobe.repair_audit.run_repair_audit`) stores the
+``judgeprobe audit --repair NAME`` (:func:`judgeprobe.audit.repair.run_repair_audit`) stores the
 summary of its repairs with the original run, as the result :data:`REPAIR_RESULT`;
 :func:`repair_section` reads it into the card's ``repair``, so ``judgeprobe card`` renders the
 same section again from the run store alone. Per repair: its name and options, the probe it

@@ -1,6 +1,6 @@
 """The rounds of an audit sampled until decided, as the card shows them.
 
-An audit run with ``engine.until_decided`` stores its rounds (:mod:`judgeprobe.sequential`)
+An audit run with ``engine.until_decided`` stores its rounds (:mod:`judgeprobe.audit.sequential`)
 beside its results; the card copies them: per round the items audited, the new judge calls,
 the confidence level the round was decided at, and how many gated findings it decided (and,
 for a probe whose rounds add reproduction trials, its trials). The

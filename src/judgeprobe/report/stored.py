@@ -69,7 +69,7 @@ class StoredFamily(_Stored):
 
 
 class StoredEvidenceVerdict(_Stored):
-    """One verdict on an item behind a finding (:class:`judgeprobe.evidence.EvidenceVerdict`)."""
+    """One verdict on an item behind a finding (:class:`judgeprobe.core.evidence.EvidenceVerdict`)."""
 
     role: str
     label: str | None = None

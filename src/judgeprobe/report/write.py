@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgeprobe._atomic import write_atomic
+from judgeprobe._util.atomic import write_atomic
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.report.card import build_card

@@ -73,7 +73,7 @@ def builtin_variants(name: str) -> VariantSet:
         raise RubricError(
             f"no shipped variant set for rubric {name!r} (sets ship for {', '.join(shipped)}); "
             "write one (docs/policy-invariance.md) or generate one with "
-            "judgeprobe.variant_generation"
+            "judgeprobe.runs.variants"
         )
     with resources.as_file(entry) as p:
         return load_variants(p)

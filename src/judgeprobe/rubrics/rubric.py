@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgeprobe._hashing import content_hash
-from judgeprobe._yaml_files import explain_validation, read_yaml
+from judgeprobe._util.hashing import content_hash
+from judgeprobe._util.yaml_files import explain_validation, read_yaml
 from judgeprobe.errors import RubricError
 
 RubricKind = Literal["scale", "binary", "continuous", "pairwise", "generation"]

@@ -10,7 +10,7 @@ Each check compares the variant's template with its base rubric's:
 ``scale``         for numeric scales, no number off the scale is named (``1 to 10`` on a 1-5 scale)
 ``direction``     a threshold variant's ``expected_toward`` names decision classes of the rubric
 ``equivalence``   (optional, meaning-preserving classes) an LLM found the two texts equivalent;
-                  added by :func:`judgeprobe.variant_generation.check_equivalence`
+                  added by :func:`judgeprobe.runs.variants.check_equivalence`
 
 Length bounds are wide on purpose: they catch a rewrite that lost half the policy or grew into
 another one, not a change of style. Supplementary variants must grow (they add context).

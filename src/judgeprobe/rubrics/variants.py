@@ -49,8 +49,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from judgeprobe._hashing import content_hash
-from judgeprobe._yaml_files import explain_validation, read_yaml
+from judgeprobe._util.hashing import content_hash
+from judgeprobe._util.yaml_files import explain_validation, read_yaml
 from judgeprobe.errors import RubricError
 from judgeprobe.rubrics.rubric import Rubric
 
@@ -197,7 +197,7 @@ class VariantSet(BaseModel):
             raise RubricError(
                 f"these variants were written for rubric {self.rubric!r} with hash "
                 f"{self.rubric_hash}, but the rubric under audit ({base.name!r}) has hash "
-                f"{base.hash}; regenerate them (judgeprobe.variant_generation) or drop "
+                f"{base.hash}; regenerate them (judgeprobe.runs.variants) or drop "
                 "'rubric_hash' from the file if the wording change is deliberate"
             )
 

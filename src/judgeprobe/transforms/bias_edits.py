@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgeprobe._yaml_files import explain_validation, parse_yaml
+from judgeprobe._util.yaml_files import explain_validation, parse_yaml
 from judgeprobe.errors import ConfigError
 
 BIAS_EDITS = ("verbosity", "injection", "authority", "bandwagon", "distraction")

@@ -8,7 +8,7 @@ Roles (trial indices are the engine's):
 - ``("wording", variant, item_id, t)``: a variant's single run (``t = 0``) and its fresh runs
   for reproduction (1..R).
 
-Every decision is read through :meth:`~judgeprobe.plan.Verdicts.decision`, the rubric's one
+Every decision is read through :meth:`~judgeprobe.core.plan.Verdicts.decision`, the rubric's one
 rule; a flip is a single run's decision opposite to the anchor (the strict majority of the N base
 reruns): for scale, binary and continuous rubrics a move between the rule's two classes (a move
 into or out of ``neutral`` is not a flip), for pairwise rubrics any change of A / B / tie.
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from judgeprobe.core.plan import ProbeContext, Role, Verdicts
+from judgeprobe.core.request import Request
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem, item_fields
-from judgeprobe.plan import ProbeContext, Role, Verdicts
-from judgeprobe.probes._decisions import base_request, unique_ids
-from judgeprobe.request import Request
+from judgeprobe.probes.decisions import base_request, unique_ids
 from judgeprobe.rubrics import NEUTRAL, Decision, Rubric
 from judgeprobe.rubrics.validation import ValidationReport
 from judgeprobe.stats import majority
@@ -96,7 +96,7 @@ def rubric_fields(item: Item, rubric: Rubric) -> dict[str, str] | None:
 
 def run_request(ctx: ProbeContext, item: Item, wording: Wording, trial: int) -> Request:
     """The request of :func:`role` ``(wording, item, trial)``; the base single run of a
-    pointwise item is :func:`~judgeprobe.probes._decisions.base_request`."""
+    pointwise item is :func:`~judgeprobe.probes.decisions.base_request`."""
     if wording.name == BASE and trial == 0 and isinstance(item, PointwiseItem):
         return base_request(ctx, item)
     fields = rubric_fields(item, wording.rubric)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from judgeprobe.evidence import Evidence, EvidenceVerdict, collect, judged, text_of
-from judgeprobe.plan import Verdicts
+from judgeprobe.core.evidence import Evidence, EvidenceVerdict, collect, judged, text_of
+from judgeprobe.core.plan import Verdicts
 from judgeprobe.probes.base import Finding
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats.flips import discordant_pairs

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgeprobe.plan import Verdicts
+from judgeprobe.core.plan import Verdicts
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.stats import proportion
-from judgeprobe.verdict import VerdictStatus
 
 from .design import PolicyDesign, first_stage_trials, role
 from .section import Section, Settings

@@ -14,17 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.errors import ConfigError
-from judgeprobe.plan import Plan, ProbeContext, Verdicts
-from judgeprobe.probes._decisions import human_label_scale
-from judgeprobe.probes._params import (
-    INTERVAL_CONSTRAINTS,
-    Constraint,
-    Interval,
-    OneOf,
-    Scale,
-)
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -32,6 +24,14 @@ from judgeprobe.probes.base import (
     Probe,
     ProbeKind,
     ProbeResult,
+)
+from judgeprobe.probes.decisions import human_label_scale
+from judgeprobe.probes.params import (
+    INTERVAL_CONSTRAINTS,
+    Constraint,
+    Interval,
+    OneOf,
+    Scale,
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import Rubric

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from judgeprobe.plan import ProbeContext, Role, Verdicts
+from judgeprobe.core.plan import ProbeContext, Role, Verdicts
+from judgeprobe.core.request import Request
 from judgeprobe.probes.base import Finding
-from judgeprobe.request import Request
 from judgeprobe.rubrics import Decision, Rubric
 from judgeprobe.rubrics.variants import TRANSFORMS
 from judgeprobe.stats import majority, proportion

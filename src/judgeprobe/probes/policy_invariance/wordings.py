@@ -91,7 +91,7 @@ def _builtin_set(base: Rubric) -> VariantSet:
         raise ConfigError(
             f"rubric {base.name!r} is not built in, so no reviewed variants ship for it; pass "
             "variants=<path to a variant YAML> (write one, or generate one with "
-            "judgeprobe.variant_generation)"
+            "judgeprobe.runs.variants)"
         )
     shipped = builtin_rubric(base.name)
     if shipped.hash != base.hash:

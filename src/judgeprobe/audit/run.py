@@ -1,0 +1,435 @@
+"""One audit: the selected probes on one judge, in one engine run, into one run store and card.
+
+An :class:`AuditConfig` is what ``judgeprobe audit CONFIG.yaml`` reads. Every probe shares the
+engine, so a request two probes need (the base score S(P, R), say) is judged once, and a second
+run of the same audit makes no judge call at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import inspect
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    ValidationError,
+)
+
+from judgeprobe._util.yaml_files import explain_validation
+from judgeprobe._version import __version__
+from judgeprobe.audit.config import (
+    _INPUT_KEYS,
+    AuditConfig,
+    EngineOptions,
+    ThresholdOption,
+)
+from judgeprobe.audit.family import adjust_family, headline_thresholds
+from judgeprobe.audit.sequential import Audited, Round, UntilDecided, run_until_decided
+from judgeprobe.core.judge import Judge
+from judgeprobe.data import load_dataset
+from judgeprobe.data.dataset import Dataset
+from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.engine import Engine, RunStore, run_blocking
+from judgeprobe.engine.executors import build_executor
+from judgeprobe.engine.lock import StoreLock
+from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.judges.recorded import RecordedJudge
+from judgeprobe.judges.registry import build_judge
+from judgeprobe.probes import ProbeResult, get_probe_class
+from judgeprobe.probes.registry import build_probe
+from judgeprobe.report.redact import redact
+from judgeprobe.rubrics import Rubric, get_rubric
+from judgeprobe.runs.probe import check_probe, run_probe
+from judgeprobe.runs.recorded_pairwise import fold_recorded, judge_of_sources, warn_judge_source
+
+
+@dataclass
+class AuditOutcome:
+    """What an audit produced: results per probe, where it wrote them, and how it ended."""
+
+    store_path: Path
+    run_id: int
+    results: dict[str, ProbeResult]
+    complete: bool
+    reason: str | None = None
+    card_paths: dict[str, Path] = field(default_factory=dict)
+    engine_totals: dict[str, int] = field(default_factory=dict)
+    rounds: dict[str, Any] | None = None
+    """With ``engine.until_decided``: the rounds run and why they stopped
+    (:meth:`judgeprobe.audit.sequential.Sequential.to_dict`)."""
+
+
+async def run_audit_async(
+    config: AuditConfig,
+    *,
+    judge: Judge | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+    write_card: bool = True,
+    until_decided: UntilDecided | Mapping[str, Any] | None = None,
+) -> AuditOutcome:
+    """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python).
+
+    ``until_decided`` (an :class:`~judgeprobe.audit.sequential.UntilDecided` or its mapping)
+    replaces
+    ``engine.until_decided``: the audit then runs in rounds until its gated findings are
+    decided (:mod:`judgeprobe.audit.sequential`).
+
+    Before the first judge call, every probe's preconditions are checked (a probe that cannot
+    run is a :class:`ConfigError` naming it) and the run store is locked: a second audit on the
+    same ``out`` is refused with a :class:`StoreError` while this one runs. The card rendered is
+    the card of the run this call made, whatever else the store holds.
+    """
+    if until_decided is not None:
+        config = with_until_decided(config, until_decided)
+    if not config.probes:
+        raise ConfigError(
+            "the audit selects no probe; list them under 'probes' in the config or pass --probes "
+            "(`judgeprobe probes` lists them)"
+        )
+    out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"out {config.out!r}: is an existing file, not a folder; give a folder for the run "
+            "store and the card"
+        )
+    judge = judge if judge is not None else build_judge(config.judge, **config.judge_options)
+    try:
+        datasets: dict[str, Dataset] = {}
+        selected = [
+            _select_probe(name, params, config, datasets) for name, params in config.probes.items()
+        ]
+        main_data = _dataset(config.data, config.data_options, datasets)
+        main_rubric = get_rubric(config.rubric)
+        recorded = judge_of_sources([chosen.probe for chosen in selected])
+        if recorded is not None and not isinstance(judge, RecordedJudge):
+            await judge.aclose()  # never called: every probe reads a recorded source
+            judge = recorded
+        if isinstance(judge, RecordedJudge):
+            judge.bind([item for chosen in selected for item in chosen.items])
+            for chosen in selected:
+                chosen.probe, chosen.items = fold_recorded(
+                    judge, chosen.name, chosen.probe, chosen.items, chosen.rubric
+                )
+        for chosen in selected:
+            check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
+        store_path = out / "run.sqlite"
+        with StoreLock(store_path), RunStore(store_path) as store:
+            if isinstance(judge, RecordedJudge):  # no call: the verdicts are in the store
+                judge.store_looked_up(store)
+            record = _run_record(config, judge, command, main_rubric, main_data, selected)
+            inputs = [main_data, *datasets.values()]
+            outcome = await _run_probes(
+                config, judge, store, store_path, selected, inputs, record, progress
+            )
+            if write_card:
+                from judgeprobe.report import write_card as render
+
+                outcome.card_paths = render(store, out, run_id=outcome.run_id)
+            return outcome
+    finally:
+        await judge.aclose()
+
+
+async def _run_probes(
+    config: AuditConfig,
+    judge: Judge,
+    store: RunStore,
+    store_path: Path,
+    selected: list[_Selected],
+    inputs: list[Dataset],
+    record: dict[str, Any],
+    progress: bool | None,
+) -> AuditOutcome:
+    """Run every probe into a new run of ``store``; an interrupted run is recorded as such."""
+    executor = build_executor(config.engine.executor, judge, config.engine.executor_options)
+    engine = Engine(judge, store, config.engine.engine_config(progress=progress), executor=executor)
+    run_id = store.start_run(redact(record))
+    store.put_skipped_rows(run_id, _skipped_rows(inputs))
+    results: dict[str, ProbeResult] = {}
+    reason: str | None = None
+    rounds: dict[str, Any] | None = None
+    try:
+        if config.engine.until_decided is not None:
+            results, reason, rounds = await _run_rounds(
+                config, config.engine.until_decided, engine, store, run_id, selected, progress
+            )
+            selected = []  # every round stored its results
+        for chosen in selected:
+            try:
+                result = await run_probe(
+                    chosen.probe, chosen.items, engine, chosen.rubric, seed=config.seed
+                )
+            except BudgetExhausted as exc:
+                reason = str(exc)
+                break
+            result = _apply_thresholds(result, config.thresholds)
+            results[chosen.name] = result
+            store.put_result(run_id, chosen.name, result.to_dict())
+            if result.plan is not None:
+                store.put_plan(run_id, chosen.name, result.plan)
+        # the verdict is decided across the family of every probe's gated findings
+        adjust_family(results.values())
+        for name, result in results.items():
+            store.put_result(run_id, name, result.to_dict())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        _finish(store, run_id, engine, "interrupted", "interrupted (Ctrl-C) before it finished")
+        raise
+    state = "complete" if reason is None else "incomplete"
+    _finish(store, run_id, engine, state, reason)
+    return AuditOutcome(
+        store_path,
+        run_id,
+        results,
+        reason is None,
+        reason,
+        engine_totals=engine.totals.to_dict(),
+        rounds=rounds,
+    )
+
+
+async def _run_rounds(
+    config: AuditConfig,
+    options: UntilDecided,
+    engine: Engine,
+    store: RunStore,
+    run_id: int,
+    selected: list[_Selected],
+    progress: bool | None,
+) -> tuple[dict[str, ProbeResult], str | None, dict[str, Any]]:
+    """The probes in rounds until decided; each round's results and the rounds are stored."""
+
+    done: list[dict[str, Any]] = []
+
+    def stored(results: Mapping[str, ProbeResult], record: Round) -> None:
+        done.append(record.to_dict())
+        for name, result in results.items():
+            store.put_result(run_id, name, result.to_dict())
+            if result.plan is not None:
+                store.put_plan(run_id, name, result.plan)
+        store.put_result(run_id, "_rounds", {"rounds": list(done), "stopped": None})
+        if progress is not False:
+            print(record.line(), file=sys.stderr, flush=True)
+
+    audited = [Audited(c.name, c.probe, c.items, c.rubric) for c in selected]
+    outcome = await run_until_decided(
+        audited,
+        engine,
+        options,
+        seed=config.seed,
+        prepare=lambda result: _apply_thresholds(result, config.thresholds),
+        on_round=stored,
+    )
+    rounds = outcome.to_dict()
+    store.put_result(run_id, "_rounds", rounds)
+    return outcome.results, outcome.reason, rounds
+
+
+def with_until_decided(
+    config: AuditConfig, options: UntilDecided | Mapping[str, Any]
+) -> AuditConfig:
+    """``config`` with ``engine.until_decided`` set to ``options``; ConfigError naming a bad
+    option (``engine.until_decided.growth: ...``)."""
+    try:
+        engine = EngineOptions.model_validate(
+            {**config.engine.model_dump(exclude={"until_decided"}), "until_decided": options}
+        )
+    except ValidationError as exc:
+        where = explain_validation(exc, root="engine", locate=lambda loc: ["engine", *loc])
+        raise ConfigError(f"{config.source}: {where}") from exc
+    updated = config.model_copy(update={"engine": engine})
+    updated._source = config.source
+    return updated
+
+
+def _finish(store: RunStore, run_id: int, engine: Engine, state: str, reason: str | None) -> None:
+    store.put_result(run_id, "_engine", engine.totals.to_dict())
+    card_state = "complete" if state == "complete" else "incomplete"
+    store.put_result(run_id, "_status", {"state": card_state, "reason": reason})
+    store.finish_run(run_id, state)
+
+
+def _run_record(
+    config: AuditConfig,
+    judge: Judge,
+    command: str | None,
+    main_rubric: Rubric,
+    main_data: Dataset,
+    selected: list[_Selected],
+) -> dict[str, Any]:
+    """What the run store records about a run: the tool, the command, the judge and the inputs."""
+    return {
+        "tool_version": __version__,
+        "command": command or "",
+        "judge": judge.describe(),
+        "judge_fingerprint": judge.fingerprint,
+        "rubric": _rubric_record(main_rubric),
+        "data": _data_record(main_data, config.limit),
+        "probes": {p.name: p.probe.params() for p in selected},
+        "probe_inputs": {
+            p.name: {
+                "rubric": _rubric_record(p.rubric),
+                "data": _data_record(p.dataset, p.limit),
+            }
+            for p in selected
+        },
+        "seed": config.seed,
+        "thresholds": {k: v.model_dump() for k, v in config.thresholds.items()},
+        "not_applicable": dict(config.not_applicable),
+        "fail_on": config.fail_on,
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def run_audit(
+    config: AuditConfig,
+    *,
+    judge: Judge | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+    write_card: bool = True,
+    until_decided: UntilDecided | Mapping[str, Any] | None = None,
+) -> AuditOutcome:
+    """:func:`run_audit_async` for code without an event loop (scripts, notebooks)."""
+    return run_blocking(
+        run_audit_async(
+            config,
+            judge=judge,
+            command=command,
+            progress=progress,
+            write_card=write_card,
+            until_decided=until_decided,
+        )
+    )
+
+
+def select_probes(config: AuditConfig, judge: Judge) -> list[_Selected]:
+    """Each probe of ``config`` with its items and rubric, checked as an audit checks them
+    before its first judge call (for what plans an audit's requests without running it)."""
+    datasets: dict[str, Dataset] = {}
+    selected = [
+        _select_probe(name, params, config, datasets) for name, params in config.probes.items()
+    ]
+    for chosen in selected:
+        check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
+    return selected
+
+
+@dataclass
+class _Selected:
+    name: str
+    probe: Any
+    rubric: Rubric
+    dataset: Dataset
+    items: list[Item]
+    limit: int | None
+
+
+def _select_probe(
+    name: str, params: Mapping[str, Any], config: AuditConfig, datasets: dict[str, Dataset]
+) -> _Selected:
+    cls = get_probe_class(name)
+    options = {k: v for k, v in params.items() if k not in _INPUT_KEYS}
+    accepted = set(inspect.signature(cls).parameters)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"probes.{name}: unknown parameter(s) {unknown}; {name} takes {sorted(accepted)}"
+        )
+    probe = build_probe(cls, options, where=f"{config.source}: probe {name!r}")
+    warn_judge_source(name, options)
+    rubric = get_rubric(params.get("rubric", config.rubric))
+    data_spec = str(params.get("data", config.data))
+    data_options = dict(params.get("data_options", config.data_options))
+    dataset = _dataset(data_spec, data_options, datasets)
+    limit = params.get("limit", config.limit)
+    items = list(dataset.items[:limit] if limit else dataset.items)
+    wanted_pairwise = cls.item_kind == "pairwise"
+    if any(isinstance(i, PairwiseItem) != wanted_pairwise for i in items):
+        raise ConfigError(
+            f"probes.{name}: it audits {cls.item_kind} items, but data {data_spec!r} holds "
+            f"{dataset.kind} items; give the probe its own 'data' (and 'rubric')"
+        )
+    if rubric.kind not in cls.rubric_kinds:
+        raise ConfigError(
+            f"probes.{name}: it needs a {' or '.join(cls.rubric_kinds)} rubric, not the "
+            f"{rubric.kind} rubric {rubric.name!r}; give the probe its own 'rubric'"
+        )
+    return _Selected(name, probe, rubric, dataset, items, limit)
+
+
+def _dataset(spec: str, options: Mapping[str, Any], cache: dict[str, Dataset]) -> Dataset:
+    key = f"{spec}|{sorted(options.items())}"
+    if key not in cache:
+        cache[key] = load_dataset(spec, **options)
+    return cache[key]
+
+
+def _rubric_record(rubric: Rubric) -> dict[str, Any]:
+    return {
+        "name": rubric.name,
+        "hash": rubric.hash,
+        "kind": rubric.kind,
+        "template": rubric.template,
+        "decision": None if rubric.decision is None else rubric.decision.model_dump(),
+    }
+
+
+def _data_record(dataset: Dataset, limit: int | None) -> dict[str, Any]:
+    n = len(dataset) if not limit else min(limit, len(dataset))
+    return {
+        "name": dataset.name,
+        "source": dataset.source,
+        "n": n,
+        "n_total": len(dataset),
+        "sha256": dataset.sha256,
+        "skipped": len(dataset.skipped),
+    }
+
+
+def _skipped_rows(datasets: list[Dataset]) -> list[dict[str, Any]]:
+    """The rows each distinct dataset of the run left out, as the run store records them.
+
+    A loader lists the rows it could not parse before those with a bad value; here they are put
+    back in file order (files in the order the loader read them), as a reader looks for them.
+    """
+    rows: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for dataset in datasets:
+        if id(dataset) in seen:
+            continue
+        seen.add(id(dataset))
+        files: dict[str, int] = {}
+        for skipped in dataset.skipped:
+            files.setdefault(skipped.path, len(files))
+        in_file_order = sorted(dataset.skipped, key=lambda s: (files[s.path], s.row or 0))
+        rows += [
+            {
+                "dataset": dataset.name,
+                "path": row.path,
+                "row": row.row,
+                "column": row.column,
+                "reason": row.reason,
+            }
+            for row in in_file_order
+        ]
+    return rows
+
+
+def _apply_thresholds(result: ProbeResult, overrides: Mapping[str, ThresholdOption]) -> ProbeResult:
+    """``result`` with the thresholds the audit judges it by (:func:`headline_thresholds`).
+
+    A key ``probe.finding`` beats a key ``finding``; a slice (per category, turn, stratum) keeps
+    no default threshold. Each finding then decides its status against the threshold it holds,
+    and both are stored with it: the card never judges a finding again.
+    """
+    return headline_thresholds(result, {k: v.threshold() for k, v in overrides.items()})

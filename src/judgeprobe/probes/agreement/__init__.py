@@ -1,0 +1,1 @@
+"""Agreement of a pointwise judge with human labels, against trivial baselines cross-fitted."""

@@ -1,0 +1,329 @@
+"""Repetition probe: does repeating the prompt, the response or both change a judge's score?
+
+For each item it asks for ``S(P*l, R)``, ``S(P, R*l)`` and ``S(P*l, R*l)`` for every ``l`` in
+``counts``, where ``X*l`` is ``X`` concatenated with itself ``l`` times (Fandina et al.,
+arXiv:2408.12259, "Repetition tests"). Repeated content adds no information, so a reliable
+safety judge keeps its score and, above all, its decision. Per mode and ``l`` it reports the
+Wasserstein distance between the score distributions at ``l`` and at 1 (the paper's Tables 1-2),
+the mean shift, and the share of items whose decision flips between safe and unsafe.
+
+Inputs that do not fit the judge's context window are skipped by the engine, never truncated;
+they are counted per mode and ``l`` (the paper's "natural limit on the number of concats").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from judgeprobe.core.evidence import Evidence, collect, item_text, judged
+from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
+from judgeprobe.core.verdict import VerdictStatus
+from judgeprobe.data.items import Item, PointwiseItem
+from judgeprobe.errors import ConfigError
+from judgeprobe.probes.base import (
+    FigureSpec,
+    Finding,
+    Probe,
+    ProbeKind,
+    ProbeResult,
+    explain_skipped,
+)
+from judgeprobe.probes.decisions import (
+    FLIP_THRESHOLD,
+    BaseScores,
+    BootstrapOptions,
+    base_notes,
+    base_request,
+    base_requests,
+    base_role,
+    base_scores,
+    check_rubric,
+    decide,
+    distance_threshold,
+    is_flip,
+    pointwise,
+    score_span,
+    with_counts,
+)
+from judgeprobe.probes.params import (
+    INTERVAL_CONSTRAINTS,
+    Constraint,
+    Counts,
+    OneOf,
+    SubsetOf,
+)
+from judgeprobe.probes.registry import register_probe
+from judgeprobe.rubrics import Rubric
+from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
+from judgeprobe.transforms.concat import (
+    JOIN_STYLES,
+    MODE_LABELS,
+    REPEAT_MODES,
+    Join,
+    JoinStyle,
+    RepeatMode,
+    repeat,
+)
+
+_CHANGED: dict[RepeatMode, frozenset[str]] = {
+    "prompt": frozenset({"prompt"}),
+    "response": frozenset({"response"}),
+    "both": frozenset({"prompt", "response"}),
+}
+
+
+@register_probe
+@dataclass(frozen=True)
+class RepetitionProbe(Probe):
+    """Scores of repeated prompts and responses against the scores of the originals.
+
+    Parameters
+    ----------
+    counts : tuple of int, default (1, 2, 4, 8, 16)
+        Repetition counts ``l``; ``l = 1`` (the unmodified item) is always the reference.
+    modes : tuple of {"prompt", "response", "both"}, default all three
+        ``S(P*l, R)``, ``S(P, R*l)``, ``S(P*l, R*l)``. Modes that change none of the rubric's
+        inputs (the prompt, for a classifier that reads only the response), or the same inputs
+        as an earlier mode, are left out with a note.
+    join : {"parallel", "dialogue"}, default "parallel"
+        How copies are joined (:class:`~judgeprobe.transforms.concat.Join`); ``dialogue``
+        repeats whole turns, so it allows only mode ``"both"``.
+    separator : str, default "\\n\\n"
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
+        Bootstrap resamples of the Wasserstein interval.
+    """
+
+    name: ClassVar[str] = "repetition"
+    kind: ClassVar[ProbeKind] = "invariance"
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "wasserstein_to_l1",
+        "mean_shift",
+        "decision_flip_rate",
+    )
+    stream_findings: ClassVar[frozenset[str]] = frozenset({"decision_flip_rate"})
+
+    counts: tuple[int, ...] = (1, 2, 4, 8, 16)
+    modes: tuple[RepeatMode, ...] = REPEAT_MODES
+    join: JoinStyle = "parallel"
+    separator: str = "\n\n"
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "counts": Counts(minimum=1, include=(1,)),
+        "modes": SubsetOf(REPEAT_MODES, canonical=False),
+        "join": OneOf(JOIN_STYLES),
+        **INTERVAL_CONSTRAINTS,
+    }
+
+    def check_parameters(self) -> None:
+        if self.join == "dialogue" and self.modes != ("both",):
+            raise ConfigError(
+                "join 'dialogue' repeats whole turns; set modes to ('both',) or use 'parallel'"
+            )
+        Join(self.join, self.separator)
+
+    # -- plan ---------------------------------------------------------------------------------
+    @property
+    def repeats(self) -> tuple[int, ...]:
+        """The counts other than 1."""
+        return tuple(c for c in self.counts if c > 1)
+
+    def active_modes(self, rubric: Rubric) -> list[RepeatMode]:
+        """The modes that change the rubric's inputs, each a different set of them."""
+        inputs = set(rubric.inputs)
+        seen: set[frozenset[str]] = set()
+        active: list[RepeatMode] = []
+        for mode in self.modes:
+            changed = _CHANGED[mode] & inputs
+            if changed and changed not in seen:
+                seen.add(changed)
+                active.append(mode)
+        return active
+
+    def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[RepetitionDesign]:
+        check_rubric(ctx.rubric, self.name)
+        design = RepetitionDesign(tuple(pointwise(items)), tuple(self.active_modes(ctx.rubric)))
+        join = Join(self.join, self.separator)
+        requests = base_requests(ctx, design.items)
+        for item in design.items:
+            for mode in design.modes:
+                for times in self.repeats:
+                    variant = repeat(item, times, mode=mode, join=join)
+                    requests[_role(mode, times, item)] = base_request(ctx, variant)
+        return Plan(self.name, ctx, design, requests)
+
+    # -- analyze ------------------------------------------------------------------------------
+    def analyze(self, plan: Plan[RepetitionDesign], verdicts: Verdicts) -> ProbeResult:
+        ctx, design = plan.context, plan.design
+        base = base_scores(design.items, verdicts)
+        span = score_span(ctx.rubric, list(base.scores.values()))
+        options = BootstrapOptions(self.confidence_level, self.n_resamples, ctx.seed)
+        findings: list[Finding] = []
+        figures: list[FigureSpec] = []
+        rows: list[dict[str, object]] = []
+        notes = base_notes(base)
+        left_out = [MODE_LABELS[m] for m in self.modes if m not in design.modes]
+        if left_out:
+            notes.append(
+                f"mode(s) {', '.join(left_out)} left out: they change no input of rubric "
+                f"{ctx.rubric.name!r} (inputs {list(ctx.rubric.inputs)}) beyond an earlier mode"
+            )
+        scored = [item for item in design.items if item.id in base.scores]
+        for mode in design.modes:
+            label = MODE_LABELS[mode]
+            series = {"l=1": [base.scores[item.id] for item in scored]}
+            skipped: list[str] = []
+            for times in self.repeats:
+                pairs, row = _pairs(scored, base, mode, times, verdicts)
+                rows.append({"mode": label, "l": times, **row})
+                series[f"l={times}"] = [v for _, v in pairs]
+                if row["skipped"]:
+                    skipped.append(f"l={times}: {row['skipped']}/{row['items']}")
+                found = self._findings(ctx.rubric, pairs, label, times, span, options)
+                evidence = _flip_evidence(ctx.rubric, scored, base, mode, times, verdicts)
+                findings.extend(
+                    explain_skipped(
+                        [
+                            f.with_evidence(evidence) if f.name == "decision_flip_rate" else f
+                            for f in found
+                        ],
+                        skipped=row["skipped"],
+                        total=row["items"],
+                    )
+                )
+            figures.append(
+                FigureSpec(
+                    name=f"repetition_{mode}",
+                    kind="distributions",
+                    title=f"Scores S({label}) by repetition count l",
+                    data={"series": series},
+                    x_label="score",
+                    y_label="share of items",
+                )
+            )
+            if skipped:
+                notes.append(
+                    f"{label}: inputs over the judge's context window were skipped, not "
+                    f"truncated ({'; '.join(skipped)} items)"
+                )
+        return ProbeResult(
+            probe=self.name,
+            kind=self.kind,
+            params=self.params(),
+            findings=findings,
+            figures=figures,
+            tables={"base": base.to_dict(), "variants": rows, "score_span": span},
+            notes=notes,
+        )
+
+    def _findings(
+        self,
+        rubric: Rubric,
+        pairs: Sequence[tuple[float, float]],
+        mode: str,
+        times: int,
+        span: float,
+        options: BootstrapOptions,
+    ) -> list[Finding]:
+        labels = {"mode": mode, "l": str(times)}
+        before = [b for b, _ in pairs]
+        after = [a for _, a in pairs]
+        decisions = [(decide(rubric, b), decide(rubric, a)) for b, a in pairs]
+        flips = sum(is_flip(rubric, b, a) for b, a in decisions)
+        neutral = sum(b == "neutral" for b, _ in decisions)
+        flip_rate = proportion(flips, len(pairs), confidence_level=options.confidence_level)
+        if pairs and neutral == len(pairs):
+            flip_rate = Estimate.undefined(
+                len(pairs),
+                reason="every base decision is neutral: no item can flip between the two classes",
+            )
+        return [
+            Finding(
+                "wasserstein_to_l1",
+                paired_wasserstein(before, after, **options.kwargs),
+                f"Wasserstein distance between the score distributions of S({mode}) at l={times} "
+                "and at l=1, over items scored both ways (paired basic bootstrap CI)",
+                labels,
+                distance_threshold(span),
+            ),
+            Finding(
+                "mean_shift",
+                mean_shift([a - b for b, a in pairs], confidence_level=options.confidence_level),
+                f"Mean of S({mode}) at l={times} minus the score at l=1 (t interval)",
+                labels,
+            ),
+            Finding(
+                "decision_flip_rate",
+                with_counts(flip_rate, neutral_base=neutral),
+                f"Share of items whose decision flips between the two classes of the rubric's "
+                f"rule from l=1 to l={times} in S({mode}); neutral is never a flip",
+                labels,
+                FLIP_THRESHOLD,
+            ),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class RepetitionDesign:
+    """The items, and the repetition modes that change the rubric's inputs."""
+
+    items: tuple[PointwiseItem, ...]
+    modes: tuple[RepeatMode, ...]
+
+
+def _role(mode: RepeatMode, times: int, item: PointwiseItem) -> Role:
+    return ("repeat", mode, times, item.id)
+
+
+def _pairs(
+    scored: Sequence[PointwiseItem],
+    base: BaseScores,
+    mode: RepeatMode,
+    times: int,
+    verdicts: Verdicts,
+) -> tuple[list[tuple[float, float]], dict[str, int]]:
+    """(base, repeated) score pairs of the items scored both ways, and status counts."""
+    pairs: list[tuple[float, float]] = []
+    for item in scored:
+        score = verdicts.score(_role(mode, times, item))
+        if score is not None:
+            pairs.append((base.scores[item.id], score))
+    tally = verdicts.tally(_role(mode, times, item) for item in scored)
+    del tally[VerdictStatus.OK.value]
+    missing = tally.pop("missing")
+    row = {"items": len(scored), "paired": len(pairs), "missing": missing, **tally}
+    return pairs, row
+
+
+def _flip_evidence(
+    rubric: Rubric,
+    scored: Sequence[PointwiseItem],
+    base: BaseScores,
+    mode: RepeatMode,
+    times: int,
+    verdicts: Verdicts,
+) -> Evidence:
+    """The items whose decision flips from the original to the repeated input."""
+    flipped = []
+    for item in scored:
+        after = verdicts.score(_role(mode, times, item))
+        if after is None:
+            continue
+        before = base.scores[item.id]
+        if is_flip(rubric, decide(rubric, before), decide(rubric, after)):
+            flipped.append(item)
+    return collect(
+        (
+            item.id,
+            item_text(item.prompt, item.response),
+            [
+                judged(verdicts, base_role(item), "original"),
+                judged(verdicts, _role(mode, times, item), f"repeated l={times}"),
+            ],
+        )
+        for item in flipped
+    )

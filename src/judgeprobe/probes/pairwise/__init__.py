@@ -1,0 +1,3 @@
+"""The pairwise probes: position swap, agreement with human votes, the length-only null,
+length-controlled win rate and self-preference.
+"""
