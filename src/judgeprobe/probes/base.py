@@ -5,7 +5,8 @@ the requests it needs, keyed by role. A multi-stage probe (the cluster test need
 before it can draw clusters) refines it: ``refine(plan, verdicts)`` returns the next stage's
 plan, or None when it is complete. ``analyze(plan, verdicts)`` turns the verdicts, read
 through the roles of the plan (:class:`~judgeprobe.core.plan.Verdicts`), into findings. None of
-them calls a judge; :mod:`judgeprobe.runs.probe` drives them through the engine.
+them calls a judge; :func:`judgeprobe.runs.stages.stage_flow` drives the stages (the one loop
+every caller shares), and :mod:`judgeprobe.runs.probe` runs it through the engine.
 """
 
 from __future__ import annotations
