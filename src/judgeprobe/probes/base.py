@@ -21,6 +21,7 @@ from judgeprobe.core.evidence import Evidence
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.probes.params import Constraint, check_parameters
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.stats.multiplicity import FamilyAdjustment
 from judgeprobe.stats.result import Estimate, TestResult
 
@@ -329,6 +330,17 @@ class Probe:
     """Findings that more ``reproduction_trials`` can decide: the rounds of an audit sampled
     until decided add trials while one of them is undecided (:mod:`judgeprobe.audit.sequential`)."""
 
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {}
+    """Per finding name, the unit :meth:`units` gives its values on (an item, a pair, a drawn
+    tuple or concatenation): two runs of the same items are compared paired on it."""
+    unpaired_findings: ClassVar[Mapping[str, str]] = {}
+    """Per finding name with no per-unit values, why it cannot be paired (compared unpaired,
+    from the two intervals). Every gated finding is named here or in :attr:`finding_units`."""
+    score_unit_findings: ClassVar[frozenset[str]] = frozenset()
+    """Findings measured in the rubric's score units (distances, mean shifts), whose thresholds
+    are shares of the score span: two runs with rubrics of different scales compare them as
+    shares of each rubric's span."""
+
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     """What each parameter must be (:mod:`judgeprobe.probes.params`), checked when the probe
     is made: one declaration per parameter, one checker for every probe."""
@@ -375,6 +387,12 @@ class Probe:
     def analyze(self, plan: Plan[Any], verdicts: Verdicts) -> ProbeResult:
         """The findings of the complete ``plan``, from its ``verdicts``."""
         raise NotImplementedError
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Each finding's value per unit (:mod:`judgeprobe.probes.units`), from the complete
+        ``plan`` and its ``verdicts``, for the findings named in :attr:`finding_units`: their
+        statistic over every unit is the finding's estimate. None by default."""
+        return {}
 
 
 def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) -> list[Finding]:

@@ -56,6 +56,7 @@ from judgeprobe.probes.agreement.findings import (
     rater_findings,
     scale_findings,
 )
+from judgeprobe.probes.agreement.units import AGREEMENT_UNITS, agreement_units
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -74,6 +75,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Scale
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
 
@@ -135,6 +137,7 @@ class AgreementProbe(Probe):
         "stratum_accuracy",
         "category_accuracy",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = AGREEMENT_UNITS
 
     keywords: tuple[str, ...] | None = None
     human_scale: tuple[float, float] | None = None
@@ -184,6 +187,11 @@ class AgreementProbe(Probe):
             scored, base.scores, ctx.rubric, design.mapping, self.cluster, probabilities
         )
         return base, data
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Per item, the rows each finding reads of it, with the finding's own function of
+        them (:mod:`judgeprobe.probes.agreement.units`)."""
+        return agreement_units(self, plan, verdicts)
 
     def analyze(self, plan: Plan[AgreementDesign], verdicts: Verdicts) -> ProbeResult:
         ctx, design = plan.context, plan.design

@@ -78,6 +78,7 @@ from judgeprobe.probes.concatenation.bypass_tally import (
     skip_note,
     tally_roles,
 )
+from judgeprobe.probes.concatenation.units import BypassUnits
 from judgeprobe.probes.decisions import (
     FLIP_THRESHOLD,
     BaseScores,
@@ -124,7 +125,7 @@ __all__ = [
 
 @register_probe
 @dataclass(frozen=True)
-class BypassProbe(Probe):
+class BypassProbe(BypassUnits, Probe):
     """One positive part among k - 1 negative ones: first, in the middle and last.
 
     Parameters

@@ -49,6 +49,7 @@ from judgeprobe.probes.base import (
     not_assessable,
 )
 from judgeprobe.probes.concatenation.evidence import class_evidence
+from judgeprobe.probes.concatenation.units import ClusterUnits
 from judgeprobe.probes.decisions import (
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
@@ -131,7 +132,7 @@ def concat_role(cluster: str, k: int, index: int) -> Role:
 
 @register_probe
 @dataclass(frozen=True)
-class ClusterProbe(Probe):
+class ClusterProbe(ClusterUnits, Probe):
     """Concatenations of items from one score cluster against their parts.
 
     Parameters

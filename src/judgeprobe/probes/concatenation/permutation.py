@@ -50,6 +50,7 @@ from judgeprobe.probes.concatenation.permutation_design import (
     PermutationDesign,
     order_role,
 )
+from judgeprobe.probes.concatenation.units import PermutationUnits
 from judgeprobe.probes.decisions import (
     FLIP_THRESHOLD,
     BaseScores,
@@ -110,7 +111,7 @@ __all__ = [
 
 @register_probe
 @dataclass(frozen=True)
-class PermutationProbe(Probe):
+class PermutationProbe(PermutationUnits, Probe):
     """Concatenated tuples judged in increasing, decreasing and random orders of base score.
 
     Parameters

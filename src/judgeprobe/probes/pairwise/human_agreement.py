@@ -45,6 +45,7 @@ from judgeprobe.probes.base import (
     pairwise_items,
     slices_as_information,
 )
+from judgeprobe.probes.pairwise.pooled_tables import pooled_agreement, pooled_kappa, table_row
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
     MAJORITY_TIES,
@@ -67,6 +68,7 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues, finding_key
 from judgeprobe.stats import Estimate
 
 KAPPA = Threshold(warn=0.4, fail=0.2, higher_is_worse=False)
@@ -157,6 +159,11 @@ class HumanAgreementProbe(Probe):
         "human_human_agreement",
         "human_human_kappa",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        f"{stem}_{statistic}": "pair"
+        for stem in ("judge_human_vote", "judge_human_majority", "human_human")
+        for statistic in ("agreement", "kappa")
+    }
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -237,6 +244,44 @@ class HumanAgreementProbe(Probe):
             tables={"agreement": rows, "excluded": excluded, "judge_source": self.judge_source},
             notes=[n for n in notes if n],
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Each pair's contingency table (:mod:`~judgeprobe.probes.pairwise.pooled_tables`)
+        of the judge's vote against each human vote, against the human majority, and of pairs
+        of human votes, tallied by :func:`tally`, over all pairs and per slice; agreement and
+        kappa are those of the pooled table."""
+        ctx, design = plan.context, plan.design
+        pairs = list(design.items)
+        judge = collect_judge_votes(
+            design.judged_items(), ctx, verdicts, source=self.judge_source, orders=self.orders
+        )
+        per_item = {
+            item.id: tally(
+                [item],
+                judge,
+                include_ties=self.include_ties,
+                cluster=self.cluster,
+                majority_ties=self.majority_ties,
+            )
+            for item in pairs
+        }
+        clusters = {item.id: cluster_of(item, self.cluster) for item in pairs}
+        found: dict[FindingKey, UnitValues] = {}
+        for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
+            for stem, side in (
+                ("judge_human_vote", "votes"),
+                ("judge_human_majority", "majority"),
+                ("human_human", "humans"),
+            ):
+                compared = [getattr(per_item[item.id], side) for item in chosen]
+                rows = {
+                    item.id: table_row(c) for item, c in zip(chosen, compared, strict=True) if c.a
+                }
+                for name, statistic in (("agreement", pooled_agreement), ("kappa", pooled_kappa)):
+                    found[finding_key(f"{stem}_{name}", labels)] = UnitValues(
+                        rows, statistic, clusters=clusters
+                    )
+        return found
 
     def _findings(
         self, counts: AgreementTally, labels: Mapping[str, str], seed: int

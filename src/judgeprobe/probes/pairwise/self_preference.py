@@ -40,7 +40,7 @@ import random
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.evidence import Evidence, collect, judged
@@ -70,6 +70,14 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import Constraint, Interval, Level, OneOf, Resamples
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.units import (
+    FindingKey,
+    UnitKind,
+    UnitValues,
+    binary_units,
+    finding_key,
+    mean_difference,
+)
 from judgeprobe.rubrics import Rubric, builtin_rubric
 from judgeprobe.stats import Estimate, clustered_proportion
 from judgeprobe.stats.comparison import paired_difference
@@ -170,6 +178,11 @@ class SelfPreferenceProbe(Probe):
         "own_answer_win_rate",
         "placebo_win_rate",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        "self_preference": "pair",
+        "own_answer_win_rate": "pair",
+        "placebo_win_rate": "pair",
+    }
 
     replace: Replace = "random"
     max_new_tokens: int = 100
@@ -299,6 +312,34 @@ class SelfPreferenceProbe(Probe):
             },
             notes=_notes(design, outcomes),
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Per pair the judge answered: whether its own answer wins the slot and whether the
+        other model's answer there wins (in both orders, and in the one order of each form),
+        clustered as the probe's interval clusters them."""
+        design = plan.design
+        answered = set(design.answered)
+        found: dict[FindingKey, UnitValues] = {}
+        for form in (None, *FORMS):
+            rows: dict[str, tuple[float, float]] = {}
+            clusters: dict[str, str] = {}
+            for item, slot in zip(design.items, design.slots, strict=True):
+                if item.id not in answered:
+                    continue
+                outcome = _outcome(item, slot, verdicts, self.cluster)
+                chosen = (0, 1) if form is None else (outcome.order_of(form),)
+                own, placebo = outcome.wins("own", chosen), outcome.wins("placebo", chosen)
+                if own is not None and placebo is not None:
+                    rows[item.id] = (float(own), float(placebo))
+                    clusters[item.id] = str(outcome.cluster)
+            tag = {} if form is None else {"shown": form}
+            found[finding_key("self_preference", tag)] = UnitValues(
+                rows, mean_difference, clusters=clusters
+            )
+            for name, column in (("own_answer_win_rate", 0), ("placebo_win_rate", 1)):
+                flags = {u: bool(row[column]) for u, row in rows.items()}
+                found[finding_key(name, tag)] = binary_units(flags, clusters)
+        return found
 
     def _findings(
         self,
