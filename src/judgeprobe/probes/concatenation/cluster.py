@@ -50,6 +50,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.concatenation.evidence import class_evidence
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
     BaseScores,
@@ -57,7 +58,6 @@ from judgeprobe.probes.decisions import (
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     distance_threshold,
@@ -71,6 +71,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
@@ -152,6 +153,7 @@ class ClusterProbe(Probe):
 
     name: ClassVar[str] = "cluster"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "wasserstein_concat_vs_parts",
         "wasserstein_against_cluster",
@@ -268,7 +270,6 @@ class ClusterProbe(Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[ClusterDesign]:
         """Stage 1: the base request of every item; the clusters need their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         design = ClusterDesign(tuple(pointwise(items)), self.clustering(ctx.rubric))
         return Plan(self.name, ctx, design, base_requests(ctx, design.items))
 
