@@ -289,8 +289,8 @@ def test_a_probe_that_cannot_run_stops_the_audit_before_the_first_judge_call(
     )
     with pytest.raises(
         ConfigError,
-        match=r"^probes\.policy_invariance: cannot run: no shipped variant set for rubric "
-        r"'toxicity'",
+        match=r"^probes\.policy_invariance: probe 'policy_invariance' rewords the rubric's "
+        r"instructions, but rubric 'toxicity' gives none",
     ):
         run_audit(config, judge=_counting_judge(calls), progress=False)
     assert calls == []
