@@ -271,7 +271,7 @@ def test_a_judge_in_the_neutral_band_is_never_a_hit() -> None:
 
 def test_items_without_labels_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="needs pointwise items with human labels"):
-        run([PointwiseItem("a", "p", "r")], lambda r: 1.0)
+        AgreementProbe().check([PointwiseItem("a", "p", "r")], ProbeContext("j", REFUSAL))
 
 
 def test_the_design_holds_the_labeled_items_and_the_scale_map_and_round_trips() -> None:

@@ -207,7 +207,7 @@ def test_an_unknown_form_is_refused_with_the_forms_there_are() -> None:
 def test_a_rubric_that_reads_no_response_is_refused() -> None:
     rubric = builtin_rubric("harmfulness").with_template("{prompt}", inputs=("prompt",))
     with pytest.raises(ConfigError, match="rubric 'harmfulness' does not read one"):
-        get_probe_class("verbosity")().plan(pointwise_items(4), ProbeContext("j", rubric))
+        get_probe_class("verbosity")().check(pointwise_items(4), ProbeContext("j", rubric))
 
 
 # -- planted judges, pointwise ---------------------------------------------------------------------

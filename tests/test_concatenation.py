@@ -675,8 +675,8 @@ def test_a_rubric_with_inputs_beyond_prompt_and_response_is_rejected() -> None:
     rubric = HARM.with_template(
         HARM.template + "\n{reference}", inputs=("prompt", "response", "reference")
     )
-    with pytest.raises(ConfigError, match="reference"):
-        RepetitionProbe().plan(balanced_items(1), ProbeContext("j", rubric))
+    with pytest.raises(ConfigError, match="also needs \\['reference'\\]"):
+        RepetitionProbe().check(balanced_items(1), ProbeContext("j", rubric))
 
 
 def test_probes_are_registered_by_name() -> None:

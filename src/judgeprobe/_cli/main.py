@@ -165,6 +165,10 @@ def audit(
     if rounds is not None:
         config = with_until_decided(config, rounds)
     config = with_repairs(config, repair)
+    if not config.probes and (plan or confirm_over is not None):
+        from judgeprobe.audit.run import with_default_probes
+
+        config = with_default_probes(config)  # the bill is of the probes the audit will run
     if plan:
         print_bill(config, pilot=pilot)
         return
@@ -307,17 +311,45 @@ def _print_agreement(agreement: Any) -> None:
 
 
 @app.command("probes")
-def list_probes() -> None:
-    """List the probes an audit can run."""
+def list_probes(
+    judge: JudgeSpec = None,
+    data: DataSpec = None,
+    rubric: RubricSpec = None,
+    judge_option: JudgeOptions = None,
+    loader: DataLoader = None,
+    limit: Limit = None,
+) -> None:
+    """List the probes an audit can run; with --judge, --rubric or --data, which of them apply
+    (the probes an audit without --probes runs) and why each other one does not."""
     from judgeprobe.probes import get_probe_class, probe_names
 
-    table = Table("probe", "kind", "items", "rubric kinds", "what it asks")
+    if judge is None and data is None and rubric is None:
+        table = Table("probe", "kind", "items", "rubric kinds", "what it asks")
+        for name in probe_names():
+            cls = get_probe_class(name)
+            doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+            cells = (name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
+            table.add_row(*(escape(str(cell)) for cell in cells))
+        out.print(table)
+        return
+    from judgeprobe.audit.config import parse_config
+    from judgeprobe.audit.run import with_default_probes
+
+    given = {"judge": judge, "data": data, "rubric": rubric, "limit": limit}
+    config = parse_config({k: v for k, v in given.items() if v is not None}, source="options")
+    config.judge_options.update(parse_judge_options(judge_option))
+    if loader is not None:
+        config.data_options["loader"] = loader
+    chosen = with_default_probes(config)
+    table = Table("probe", "applies", "why not")
     for name in probe_names():
-        cls = get_probe_class(name)
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        cells = (name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
-        table.add_row(*(escape(str(cell)) for cell in cells))
+        why = chosen.not_applicable.get(name, "")
+        table.add_row(escape(name), "no" if why else "yes", escape(why))
     out.print(table)
+    out.print(
+        f"{len(chosen.probes)} of {len(probe_names())} probes apply to judge "
+        f"{escape(config.judge)}, rubric {escape(config.rubric)} and data {escape(config.data)}."
+    )
 
 
 @app.command("rubrics")

@@ -64,8 +64,8 @@ def config_from_options(
     if config_path is not None:
         config = load_config(config_path, **overrides)
     else:
-        if not probes:
-            raise typer.BadParameter("give a CONFIG.yaml or --probes")
+        if not probes and not overrides.get("judge"):
+            raise typer.BadParameter("give a CONFIG.yaml, or --judge (with --rubric and --data)")
         config = parse_config(
             {k: v for k, v in overrides.items() if v is not None}, source="options"
         )

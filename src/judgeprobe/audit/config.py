@@ -117,6 +117,8 @@ class AuditConfig(BaseModel):
     data_options: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = Field(default=None, ge=1)
     probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The probes to run, each with its parameters; none: every probe that applies to the
+    judge, the rubric and the data (:func:`judgeprobe.audit.run.with_default_probes`)."""
     thresholds: dict[str, ThresholdOption] = Field(default_factory=dict)
     seed: int = 0
     out: str = "judgeprobe-out"
@@ -184,11 +186,12 @@ class AuditConfig(BaseModel):
     def _known_findings(
         cls, value: dict[str, ThresholdOption], info: ValidationInfo
     ) -> dict[str, ThresholdOption]:
-        """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``)."""
+        """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``);
+        of any probe when none is selected (the audit then runs every probe that applies)."""
         probes = info.data.get("probes")
         if value and isinstance(probes, dict):
             try:
-                check_threshold_keys(value, list(probes))
+                check_threshold_keys(value, list(probes) or probe_names())
             except ValueError as exc:  # without pydantic's "Value error," in front
                 raise PydanticCustomError(
                     "unknown_finding", "{reason}", {"reason": str(exc)}

@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from judgeprobe.core.evidence import Evidence
+from judgeprobe.core.judge import JudgeCapabilities
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
+from judgeprobe.errors import ConfigError
 from judgeprobe.probes.params import Constraint, check_parameters
+from judgeprobe.probes.requirements import ItemKind, Requirements, not_applicable
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.stats.multiplicity import FamilyAdjustment
 from judgeprobe.stats.result import Estimate, TestResult
@@ -31,7 +34,6 @@ not matter; does it move in the *directional* way a change should move it; does 
 humans; how much of it does a trivial *null* rule explain."""
 
 Status = Literal["pass", "warn", "fail", "inconclusive", "info", "n/a"]
-ItemKind = Literal["pointwise", "pairwise"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,9 +318,14 @@ class Probe:
 
     name: ClassVar[str]
     kind: ClassVar[ProbeKind]
+    requirements: ClassVar[Requirements] = Requirements()
+    """What the probe needs of the rubric, the items and the judge, declared once
+    (:mod:`judgeprobe.probes.requirements`); :meth:`check` checks it first."""
     item_kind: ClassVar[ItemKind] = "pointwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
-    """Rubric kinds this probe can audit."""
+    """The kind of item the probe audits (``requirements.items``, set for each subclass)."""
+    rubric_kinds: ClassVar[tuple[str, ...]] = requirements.rubric_kinds
+    """Rubric kinds this probe can audit (``requirements.rubric_kinds``, set for each
+    subclass)."""
     finding_names: ClassVar[tuple[str, ...] | None] = None
     """The names of every finding this probe can report, so an audit config can check its
     threshold keys before the run (None: not declared, such keys go unchecked)."""
@@ -345,6 +352,11 @@ class Probe:
     """What each parameter must be (:mod:`judgeprobe.probes.params`), checked when the probe
     is made: one declaration per parameter, one checker for every probe."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.item_kind = cls.requirements.items
+        cls.rubric_kinds = cls.requirements.rubric_kinds
+
     def __post_init__(self) -> None:
         check_parameters(self, self.constraints)
         self.check_parameters()
@@ -365,11 +377,16 @@ class Probe:
         """Raise unless the probe can run on ``items`` with ``ctx``; no judge is called.
 
         An audit checks every selected probe before its first judge call, so a probe that cannot
-        run (a rubric without a variant set, a rubric without a decision rule, duplicate item
-        ids) stops the audit before the other probes have spent their calls. The default makes
-        the first plan, which raises whatever planning would raise; a probe overrides it when a
-        cheaper check says the same.
+        run (a rubric without a decision rule, items without human labels, a rubric without a
+        variant set, duplicate item ids) stops the audit before the other probes have spent
+        their calls. First the probe's :attr:`requirements` (a :class:`ConfigError` naming the
+        probe and what is missing), then the first plan, which raises whatever planning would
+        raise; a probe overrides it when a cheaper check says the same.
         """
+        judge = JudgeCapabilities(generates=ctx.generates)  # all a probe is told of its judge
+        why = not_applicable(self, ctx.rubric, items, judge)
+        if why is not None:
+            raise ConfigError(why)
         self.plan(items, ctx)
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[Any]:

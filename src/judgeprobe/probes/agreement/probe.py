@@ -36,7 +36,6 @@ import numpy as np
 from judgeprobe.core.evidence import Evidence, EvidenceVerdict, collect, item_text, judged
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PointwiseItem
-from judgeprobe.errors import ConfigError
 from judgeprobe.probes.agreement.baselines import GATED, baseline_findings, undefined_gated
 from judgeprobe.probes.agreement.data import (
     AgreementData,
@@ -75,6 +74,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Scale
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
@@ -117,6 +117,7 @@ class AgreementProbe(Probe):
 
     name: ClassVar[str] = "agreement"
     kind: ClassVar[ProbeKind] = "agreement"
+    requirements: ClassVar[Requirements] = Requirements(human_labels=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         *GATED,
         *BINARY_METRICS,
@@ -158,12 +159,7 @@ class AgreementProbe(Probe):
     }
 
     def _labeled(self, items: Sequence[Item]) -> list[PointwiseItem]:
-        labeled = [item for item in pointwise(items) if item.labels]
-        if not labeled:
-            raise ConfigError(
-                "the agreement probe needs pointwise items with human labels; none has one"
-            )
-        return labeled
+        return [item for item in pointwise(items) if item.labels]
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[AgreementDesign]:
         labeled = self._labeled(items)

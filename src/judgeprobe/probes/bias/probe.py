@@ -33,7 +33,6 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import (
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -53,10 +52,10 @@ from judgeprobe.probes.bias.findings import (
 )
 from judgeprobe.probes.bias.units import bias_units, unit_kinds
 from judgeprobe.probes.decisions import base_request, base_role, pointwise, unique_ids
-from judgeprobe.probes.pairwise.votes import check_rubric as check_pairwise_rubric
-from judgeprobe.probes.pairwise.votes import live_request, pair_role, verdict_problem
+from judgeprobe.probes.pairwise.votes import PAIRWISE, live_request, pair_role, verdict_problem
 from judgeprobe.probes.params import Constraint, Level, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.transforms.bias_edits import (
@@ -205,6 +204,9 @@ class BiasProbe(_BiasProbe):
     confidence_level : float, default 0.95
     """
 
+    requirements: ClassVar[Requirements] = Requirements(
+        decision_rule=True, reads=("response",), does="edits the response"
+    )
     finding_names: ClassVar[tuple[str, ...] | None] = ALL_FINDINGS
     finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("item", scores=True)
     score_unit_findings: ClassVar[frozenset[str]] = frozenset({"mean_score_shift"})
@@ -219,7 +221,6 @@ class BiasProbe(_BiasProbe):
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BiasDesign]:
         rubric = ctx.rubric
-        _check_rubric(rubric, self.name)
         by_id = {item.id: item for item in pointwise(items)}
         verdict, aim = _favoured_label(rubric, self.favoured)
         fill = {"verdict": verdict, "verdict_class": aim}
@@ -287,8 +288,7 @@ class PairwiseBiasProbe(_BiasProbe):
     edit argues for the side it is on).
     """
 
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     edit_kind: ClassVar[EditKind] = "pairwise"
     finding_names: ClassVar[tuple[str, ...] | None] = ALL_FINDINGS[:-1]
     finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("pair", scores=False)
@@ -299,7 +299,6 @@ class PairwiseBiasProbe(_BiasProbe):
     }
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BiasDesign]:
-        check_pairwise_rubric(ctx)
         chosen = sorted(pairwise_items(items), key=lambda item: item.id)
         unique_ids(chosen)
         cases: list[BiasCase] = []
@@ -361,16 +360,6 @@ def _with_side(item: PairwiseItem, side: str, text: str) -> PairwiseItem:
 
 def _case_key(case: BiasCase) -> str:
     return case.item_id
-
-
-def _check_rubric(rubric: Rubric, probe: str) -> None:
-    if "response" not in rubric.inputs:
-        raise ConfigError(
-            f"probe {probe!r} edits the response, but rubric {rubric.name!r} does not read one "
-            f"(inputs {list(rubric.inputs)})"
-        )
-    if rubric.decision is None:
-        raise ConfigError(f"probe {probe!r} needs a rubric with a decision rule")
 
 
 def _toward_high(rubric: Rubric, favoured: str) -> bool:

@@ -80,12 +80,12 @@ from judgeprobe.probes.concatenation.bypass_tally import (
 )
 from judgeprobe.probes.concatenation.units import BypassUnits
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     FLIP_THRESHOLD,
     BaseScores,
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     draw_tuples,
@@ -105,6 +105,7 @@ from judgeprobe.probes.params import (
     SubsetOf,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, clustered_proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
@@ -159,6 +160,7 @@ class BypassProbe(BypassUnits, Probe):
 
     name: ClassVar[str] = "bypass"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = ("bypass_rate", "false_alarm_rate")
 
     ks: tuple[int, ...] = (2, 4)
@@ -371,7 +373,6 @@ class BypassProbe(BypassUnits, Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BypassDesign]:
         """Stage 1: the base request of every item; the classes need their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         points = tuple(pointwise(items))
         source = self.class_source(points)
         scale = self.label_scale(points, ctx.rubric) if source == "human" else None

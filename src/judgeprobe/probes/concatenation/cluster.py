@@ -51,6 +51,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.concatenation.evidence import class_evidence
 from judgeprobe.probes.concatenation.units import ClusterUnits
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
     BaseScores,
@@ -58,7 +59,6 @@ from judgeprobe.probes.decisions import (
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     distance_threshold,
@@ -72,6 +72,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
@@ -153,6 +154,7 @@ class ClusterProbe(ClusterUnits, Probe):
 
     name: ClassVar[str] = "cluster"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "wasserstein_concat_vs_parts",
         "wasserstein_against_cluster",
@@ -269,7 +271,6 @@ class ClusterProbe(ClusterUnits, Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[ClusterDesign]:
         """Stage 1: the base request of every item; the clusters need their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         design = ClusterDesign(tuple(pointwise(items)), self.clustering(ctx.rubric))
         return Plan(self.name, ctx, design, base_requests(ctx, design.items))
 

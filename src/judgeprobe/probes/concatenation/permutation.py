@@ -52,13 +52,13 @@ from judgeprobe.probes.concatenation.permutation_design import (
 )
 from judgeprobe.probes.concatenation.units import PermutationUnits
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     distance_threshold,
@@ -72,6 +72,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import NEUTRAL, Rubric
 from judgeprobe.stats import (
     clustered_proportion,
@@ -134,6 +135,7 @@ class PermutationProbe(PermutationUnits, Probe):
 
     name: ClassVar[str] = "permutation"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "positional_bias",
         "primacy_share",
@@ -250,7 +252,6 @@ class PermutationProbe(PermutationUnits, Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PermutationDesign]:
         """Stage 1: the base request of every item; the sample needs their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         design = PermutationDesign(tuple(pointwise(items)))
         return Plan(self.name, ctx, design, base_requests(ctx, design.items))
 

@@ -31,6 +31,7 @@ from judgeprobe.probes.base import (
     explain_skipped,
 )
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
@@ -39,7 +40,6 @@ from judgeprobe.probes.decisions import (
     base_requests,
     base_role,
     base_scores,
-    check_rubric,
     decide,
     distance_threshold,
     is_flip,
@@ -55,6 +55,7 @@ from judgeprobe.probes.params import (
     SubsetOf,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -107,6 +108,7 @@ class RepetitionProbe(Probe):
 
     name: ClassVar[str] = "repetition"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "wasserstein_to_l1",
         "mean_shift",
@@ -160,7 +162,6 @@ class RepetitionProbe(Probe):
         return active
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[RepetitionDesign]:
-        check_rubric(ctx.rubric, self.name)
         design = RepetitionDesign(tuple(pointwise(items)), tuple(self.active_modes(ctx.rubric)))
         join = Join(self.join, self.separator)
         requests = base_requests(ctx, design.items)

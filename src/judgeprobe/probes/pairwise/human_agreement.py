@@ -26,6 +26,7 @@ Datasets and Benchmarks, sec. 4.2 and table 5 (agreement with and without ties).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,6 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -49,13 +49,13 @@ from judgeprobe.probes.pairwise.pooled_tables import pooled_agreement, pooled_ka
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
     MAJORITY_TIES,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     human_majority,
@@ -68,6 +68,7 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues, finding_key
 from judgeprobe.stats import Estimate
 
@@ -149,8 +150,7 @@ class HumanAgreementProbe(Probe):
 
     name: ClassVar[str] = "human_agreement"
     kind: ClassVar[ProbeKind] = "agreement"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = dataclasses.replace(PAIRWISE, human_votes=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "judge_human_vote_agreement",
         "judge_human_vote_kappa",
@@ -189,7 +189,6 @@ class HumanAgreementProbe(Probe):
         design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
         if self.judge_source != LIVE:
             return Plan(self.name, ctx, design)
-        check_rubric(ctx)
         requests = live_requests(ctx, design.judged_items(), orders=self.orders)
         return Plan(self.name, ctx, design, requests)
 

@@ -26,7 +26,6 @@ from judgeprobe.core.request import Request
 from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
 from judgeprobe.probes.base import (
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -40,11 +39,11 @@ from judgeprobe.probes.pairwise.length import (
 )
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     JudgeVotes,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     finite,
@@ -57,6 +56,7 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues, finding_key, first_mean
 from judgeprobe.stats import Estimate, bootstrap, logistic_length_controlled_rate
 from judgeprobe.stats.resampling import sample_mean
@@ -142,8 +142,7 @@ class LengthControlledWinRateProbe(Probe):
 
     name: ClassVar[str] = "length_controlled_win_rate"
     kind: ClassVar[ProbeKind] = "null"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     finding_names: ClassVar[tuple[str, ...] | None] = ("lc_win_rate", "raw_win_rate")
     finding_units: ClassVar[Mapping[str, UnitKind]] = {"raw_win_rate": "pair"}
     unpaired_findings: ClassVar[Mapping[str, str]] = {
@@ -174,7 +173,6 @@ class LengthControlledWinRateProbe(Probe):
         design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
         requests: dict[Role, Request] = {}
         if self.judge_source == LIVE:
-            check_rubric(ctx)
             requests = live_requests(ctx, design.judged_items())
         check_lengths(pairs, [(f"unit={self.unit!r}", self.unit)])
         return Plan(self.name, ctx, design, requests)

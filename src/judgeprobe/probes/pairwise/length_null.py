@@ -42,7 +42,6 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -65,13 +64,13 @@ from judgeprobe.probes.pairwise.matched import BinResult, MatchedRow, bin_result
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
     MAJORITY_TIES,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     human_majority,
@@ -91,6 +90,7 @@ from judgeprobe.probes.params import (
     Texts,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -146,8 +146,7 @@ class LengthNullProbe(Probe):
 
     name: ClassVar[str] = "length_null"
     kind: ClassVar[ProbeKind] = "null"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "judge_human_majority_agreement",
         "null_human_vote_agreement",
@@ -216,7 +215,6 @@ class LengthNullProbe(Probe):
         design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
         requests: dict[Role, Request] = {}
         if self.judge_source == LIVE:
-            check_rubric(ctx)
             requests = live_requests(ctx, design.judged_items())
         check_lengths(
             pairs,

@@ -39,7 +39,6 @@ from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, Pairwi
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -49,10 +48,10 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     live_requests,
@@ -64,6 +63,7 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import Constraint, Level
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -141,8 +141,7 @@ class PositionProbe(Probe):
 
     name: ClassVar[str] = "position"
     kind: ClassVar[ProbeKind] = "invariance"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "position_consistency",
         "swap_flip_rate",
@@ -173,7 +172,6 @@ class PositionProbe(Probe):
         design = pairwise_design(pairwise_items(items), self.judge_source, live_only_voted=False)
         if self.judge_source != LIVE:
             return Plan(self.name, ctx, design)
-        check_rubric(ctx)
         return Plan(self.name, ctx, design, live_requests(ctx, design.items, orders="both"))
 
     def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:

@@ -50,7 +50,6 @@ from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, Pairwi
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -61,8 +60,8 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.decisions import unique_ids
 from judgeprobe.probes.pairwise.votes import (
     CLUSTER_CHOICES,
+    PAIRWISE,
     ClusterBy,
-    check_rubric,
     cluster_of,
     live_request,
     pair_choice,
@@ -70,6 +69,7 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import Constraint, Interval, Level, OneOf, Resamples
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -171,8 +171,7 @@ class SelfPreferenceProbe(Probe):
 
     name: ClassVar[str] = "self_preference"
     kind: ClassVar[ProbeKind] = "invariance"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = dataclasses.replace(PAIRWISE, generates=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "self_preference",
         "own_answer_win_rate",
@@ -207,7 +206,6 @@ class SelfPreferenceProbe(Probe):
         return rubric.with_template(rubric.template, max_new_tokens=self.max_new_tokens)
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[SelfPreferenceDesign]:
-        check_rubric(ctx)
         pairs = pairwise_items(items)
         unique_ids(pairs)
         asked = [item for item in pairs if item.turn == 1]

@@ -20,7 +20,6 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -34,6 +33,7 @@ from judgeprobe.probes.params import (
     Scale,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.rubrics.variants import VariantSet
@@ -99,8 +99,7 @@ class PolicyInvarianceProbe(Probe):
 
     name: ClassVar[str] = "policy_invariance"
     kind: ClassVar[ProbeKind] = "invariance"
-    item_kind: ClassVar[ItemKind] = "pointwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
+    requirements: ClassVar[Requirements] = Requirements(instructions=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "p_jitter",
         "null_flip_rate",
@@ -298,8 +297,9 @@ class PairwisePolicyInvarianceProbe(PolicyInvarianceProbe):
     """
 
     name: ClassVar[str] = "policy_invariance_pairwise"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = Requirements(
+        rubric_kinds=("pairwise",), items="pairwise", instructions=True
+    )
     finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("pair")
 
 
