@@ -38,7 +38,7 @@ from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeResult, get_probe_class
 from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 from judgeprobe.stats import classification as cls
 
 REFUSAL = builtin_rubric("refusal")
@@ -91,7 +91,7 @@ def run(
 ) -> ProbeResult:
     probe = AgreementProbe(n_resamples=FAST, **params)  # type: ignore[arg-type]
     engine = Engine(judge(fn, "synthetic"), RunStore(":memory:"), EngineConfig(progress=False))
-    return run_probe_sync(probe, data, engine, rubric)
+    return run_probe(probe, data, engine, rubric)
 
 
 def gated(result: ProbeResult) -> dict[str, str]:
@@ -386,7 +386,7 @@ def test_humans_of_one_class_leave_the_baselines_n_a_and_the_card_is_still_writt
     store = RunStore(tmp_path / "run.sqlite")
     engine = Engine(judge(lambda r: 0.0, "constant"), store, EngineConfig(progress=False))
     run_id = store.start_run({"command": "test"})
-    result = run_probe_sync(probe, one_class, engine, REFUSAL)
+    result = run_probe(probe, one_class, engine, REFUSAL)
     cells = [row[m] for row in result.tables["baselines"] for m in ("kappa", "auc")]
     assert cells and all(cell is None for cell in cells)
     store.put_result(run_id, "agreement", result.to_dict())

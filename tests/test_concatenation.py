@@ -34,7 +34,7 @@ from judgeprobe.probes.concatenation.permutation import PermutationDesign, Permu
 from judgeprobe.probes.concatenation.repetition import RepetitionProbe
 from judgeprobe.probes.decisions import BootstrapOptions, base_request, base_role, draw_tuples
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe
 from judgeprobe.runs.responses import generate_responses, generate_responses_sync
 from judgeprobe.stats import (
     mean,
@@ -111,7 +111,7 @@ def run(
     seed: int = 0,
     engine: Engine | None = None,
 ) -> ProbeResult:
-    return run_probe_sync(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
+    return run_probe(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
 
 
 def base_verdicts(items: Sequence[PointwiseItem], ctx: ProbeContext) -> dict[str, Verdict]:

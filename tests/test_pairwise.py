@@ -29,7 +29,7 @@ from judgeprobe.probes.pairwise.length_control import LengthControlledWinRatePro
 from judgeprobe.probes.pairwise.length_null import LengthNullProbe
 from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import analyze_offline, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, run_probe
 from judgeprobe.stats import ConfidenceInterval, Estimate, proportion
 from judgeprobe.transforms.swap import swap_positions
 
@@ -131,7 +131,7 @@ def run_live(
 ) -> ProbeResult:
     judge = CallableJudge(fn, name="synthetic")  # type: ignore[arg-type]
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False, max_retries=0))
-    return run_probe_sync(probe, items, engine, RUBRIC, seed=0)
+    return run_probe(probe, items, engine, RUBRIC, seed=0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.registry import get_probe_class, probe_names
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import probe_context, reanalyze, run_probe_sync
+from judgeprobe.runs.probe import probe_context, reanalyze, run_probe
 
 FAST = 100
 
@@ -235,7 +235,7 @@ def _run(
     name: str, fn: Callable[[Request], Any], items: Sequence[Item], seed: int = 0
 ) -> ProbeResult:
     fixture = FIXTURES[name]
-    return run_probe_sync(
+    return run_probe(
         _probe(name),
         items,
         _engine(fn, generates=fixture.generates),
@@ -315,7 +315,7 @@ def test_a_run_analysed_again_from_its_store_gives_the_same_result_without_a_jud
 ) -> None:
     fixture = FIXTURES[name]
     store = RunStore(tmp_path / "run.sqlite")
-    result = run_probe_sync(
+    result = run_probe(
         _probe(name),
         fixture.items(),
         _engine(fixture.noisy, store, generates=fixture.generates),

@@ -20,7 +20,7 @@ from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 from judgeprobe.runs.scoring import score_items_sync
 from judgeprobe.runs.scoring_agreement import score_agreement
 
@@ -87,7 +87,7 @@ def test_the_agreement_of_a_score_run_is_the_agreement_probes_number_for_number(
     result = score_items_sync(items, engine(judge), REFUSAL)
     agreement = score_agreement(result, REFUSAL, n_resamples=FAST)
     assert agreement is not None
-    probe = run_probe_sync(AgreementProbe(n_resamples=FAST), items, engine(judge), REFUSAL)
+    probe = run_probe(AgreementProbe(n_resamples=FAST), items, engine(judge), REFUSAL)
     expected = {(f.name, tuple(f.labels.items())): f.estimate for f in probe.findings}
     names = [f.name for f in agreement.findings]
     for name in ("accuracy", "balanced_accuracy", "kappa", "mcc", "f1"):
