@@ -221,9 +221,7 @@ def live(n: int, store: str, seed: int) -> None:
     engine = Engine(default_judge(), RunStore(store), EngineConfig(progress=False))
     rubric = builtin_rubric("preference")
     start = time.perf_counter()
-    position = run_probe(
-        PositionProbe(by=(), cluster="prompt"), items, engine, rubric, seed=seed
-    )
+    position = run_probe(PositionProbe(by=(), cluster="prompt"), items, engine, rubric, seed=seed)
     swap = run_probe(
         HumanAgreementProbe(orders="both", include_ties=True, by=(), cluster="prompt"),
         items,
