@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import ProbeContext
@@ -335,10 +335,7 @@ def test_interval_alpha_by_hand() -> None:
 
 
 # -- real data: PyRIT's harm set with three raters ----------------------------------------------
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 
 
 def test_on_pyrit_violence_with_three_raters_a_copy_passes_and_a_length_rule_fails() -> None:

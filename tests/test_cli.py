@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.run import run_audit
 from judgeprobe.engine import RunStore
@@ -117,10 +118,7 @@ def test_cli_audit_card_and_score_work_end_to_end(tmp_path: Path) -> None:
     assert len((tmp_path / "v.csv").read_text().splitlines()) == 41
 
 
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 MINI_HATE = DATA / "pyrit_scorer_evals" / "harm" / "mini_hate_speech.csv"
 
 

@@ -9,7 +9,6 @@ recovered within the reported intervals.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
@@ -762,11 +762,7 @@ def test_generation_needs_a_generation_rubric() -> None:
 
 
 # -- real data ---------------------------------------------------------------------------------
-DATA = Path(
-    os.environ.get(
-        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
-)
+DATA = data_root()
 
 
 @pytest.mark.skipif(not (DATA / "pyrit_scorer_evals" / "harm").is_dir(), reason="PyRIT data absent")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-import os
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import ProbeContext, Verdicts
@@ -65,11 +65,7 @@ from judgeprobe.stats.flips import (
     spread_test,
 )
 
-DATA = Path(
-    os.environ.get(
-        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
-)
+DATA = data_root()
 JUDGING_RUBRICS = ("harmfulness", "refusal", "preference")
 
 

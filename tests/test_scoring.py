@@ -4,11 +4,11 @@ agreement with the human labels is the agreement probe's, number for number."""
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe.core.judge import Judge
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
@@ -26,10 +26,7 @@ from judgeprobe.runs.scoring_agreement import score_agreement
 
 REFUSAL = builtin_rubric("refusal")
 TOXICITY = builtin_rubric("toxicity")
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 FAST = 200
 
 
