@@ -30,7 +30,7 @@ from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.registry import get_probe_class
 from judgeprobe.report.stored import read_result
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe
 from judgeprobe.transforms.bias_edits import (
     BIAS_EDITS,
     assign,
@@ -155,7 +155,7 @@ def _run(
         RunStore(":memory:"),
         EngineConfig(progress=False),
     )
-    return run_probe_sync(probe, items, engine, builtin_rubric(rubric), seed=seed)
+    return run_probe(probe, items, engine, builtin_rubric(rubric), seed=seed)
 
 
 def _pairwise(name: str, judge: Callable[[Request], str], **params: object) -> ProbeResult:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.run import run_audit
 from judgeprobe.engine import RunStore
@@ -118,10 +119,7 @@ def test_cli_audit_card_and_score_work_end_to_end(tmp_path: Path) -> None:
     assert len((tmp_path / "v.csv").read_text().splitlines()) == 41
 
 
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 MINI_HATE = DATA / "pyrit_scorer_evals" / "harm" / "mini_hate_speech.csv"
 
 
@@ -378,9 +376,10 @@ def test_the_loader_flag_picks_the_loader_of_the_data_path(tmp_path: Path) -> No
     typo = _cli(
         "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", "looks.csv",
         "--loader", "tabel", "--probes", "repetition", "--out", "out", cwd=tmp_path,
+        env={"COLUMNS": "400"},
     )  # fmt: skip
-    assert typo.returncode == 2
-    assert "unknown loader 'tabel'; did you mean 'table'?" in _one_line(typo.stderr)
+    assert typo.returncode == 2  # a usage error naming the loaders, before any work
+    assert "'tabel' is not one of 'table', 'pyrit'," in _one_line(typo.stderr)
 
 
 # -- the default probe set -------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.registry import get_probe_class, probe_names
 from judgeprobe.probes.units import UNIT_KINDS, finding_key
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import probe_context, reanalyze, run_probe_sync
+from judgeprobe.runs.probe import probe_context, reanalyze, run_probe
 
 FAST = 100
 
@@ -239,7 +239,7 @@ def _run(
     name: str, fn: Callable[[Request], Any], items: Sequence[Item], seed: int = 0
 ) -> ProbeResult:
     fixture = FIXTURES[name]
-    return run_probe_sync(
+    return run_probe(
         _probe(name),
         items,
         _engine(fn, generates=fixture.generates),
@@ -319,7 +319,7 @@ def test_a_run_analysed_again_from_its_store_gives_the_same_result_without_a_jud
 ) -> None:
     fixture = FIXTURES[name]
     store = RunStore(tmp_path / "run.sqlite")
-    result = run_probe_sync(
+    result = run_probe(
         _probe(name),
         fixture.items(),
         _engine(fixture.noisy, store, generates=fixture.generates),
@@ -344,7 +344,7 @@ def test_every_gated_finding_is_paired_by_its_units_or_says_why_it_cannot_be(nam
     fixture = FIXTURES[name]
     store = RunStore(":memory:")
     probe = _probe(name)
-    result = run_probe_sync(
+    result = run_probe(
         probe,
         fixture.items(),
         _engine(fixture.noisy, store, generates=fixture.generates),

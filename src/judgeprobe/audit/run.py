@@ -46,7 +46,7 @@ from judgeprobe.probes.registry import build_probe
 from judgeprobe.probes.requirements import not_applicable
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
-from judgeprobe.runs.probe import check_probe, run_probe
+from judgeprobe.runs.probe import check_probe, run_probe_async
 from judgeprobe.runs.recorded_pairwise import fold_recorded, judge_of_sources, warn_judge_source
 
 
@@ -165,7 +165,7 @@ async def _run_probes(
             selected = []  # every round stored its results
         for chosen in selected:
             try:
-                result = await run_probe(
+                result = await run_probe_async(
                     chosen.probe, chosen.items, engine, chosen.rubric, seed=config.seed
                 )
             except BudgetExhausted as exc:

@@ -33,7 +33,7 @@ from judgeprobe.rubrics import Rubric
 from judgeprobe.runs.stages import drive, stage_flow, unanswered
 
 
-async def run_probe(
+async def run_probe_async(
     probe: Probe,
     items: Sequence[Item],
     engine: Engine,
@@ -199,8 +199,22 @@ def analyze_offline(
     return _analyzed(probe, plan, {}, CallStats())
 
 
+def run_probe(
+    probe: Probe, items: Sequence[Item], engine: Engine, rubric: Rubric, *, seed: int = 0
+) -> ProbeResult:
+    """:func:`run_probe_async` for code without an event loop (the synchronous call)."""
+    return run_blocking(run_probe_async(probe, items, engine, rubric, seed=seed))
+
+
 def run_probe_sync(
     probe: Probe, items: Sequence[Item], engine: Engine, rubric: Rubric, *, seed: int = 0
 ) -> ProbeResult:
-    """:func:`run_probe` for code without an event loop."""
-    return run_blocking(run_probe(probe, items, engine, rubric, seed=seed))
+    """Deprecated: the old name of :func:`run_probe`, kept so that existing code still runs."""
+    import warnings
+
+    warnings.warn(
+        "run_probe_sync is deprecated; call run_probe (synchronous) or run_probe_async",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return run_probe(probe, items, engine, rubric, seed=seed)

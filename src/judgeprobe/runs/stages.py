@@ -10,7 +10,7 @@ keeps every role, and returns the final plan. A probe that refines its plan
 :data:`MAX_STAGES` times has a bug (it never says it is done): the flow raises, naming it.
 
 The callers differ only in where verdicts come from, so each is a short driver: the engine
-judges a stage (:func:`judgeprobe.runs.probe.run_probe`, async), there are none
+judges a stage (:func:`judgeprobe.runs.probe.run_probe_async`), there are none
 (``analyze_offline``), a recorded judge answers (``check_recorded``), the run store answers and
 stand-ins fill the rest (the bill), or the driver stops at the first stage with a request the
 store lacks (batch export). :func:`drive` runs a flow for a synchronous driver.
