@@ -46,7 +46,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -123,8 +123,8 @@ def sprt_items(flip: float, *, alpha: float = 0.025, power: float = POWER) -> fl
 
 def only_gated(result: ProbeResult) -> ProbeResult:
     """The result with only the flip rate gated: the finding the planted judges speak to."""
-    result.findings = [f if f.name == GATED else f.with_threshold(None) for f in result.findings]
-    return result
+    findings = [f if f.name == GATED else f.with_threshold(None) for f in result.findings]
+    return replace(result, findings=findings)
 
 
 def _probe() -> RepetitionProbe:

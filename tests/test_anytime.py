@@ -135,9 +135,9 @@ def test_a_round_decides_its_family_on_anytime_pvalues() -> None:
         threshold=Threshold(warn=0.1, fail=0.2),
     )
     result = ProbeResult("repetition", "invariance", {}, [flips, distance])
-    decide_round({"repetition": result}, {"repetition": RepetitionProbe()}, alpha=0.05,
-                 spent={"repetition": spend})  # fmt: skip
-    stream, other = result.findings
+    decided = decide_round({"repetition": result}, {"repetition": RepetitionProbe()}, alpha=0.05,
+                           spent={"repetition": spend})  # fmt: skip
+    stream, other = decided["repetition"].findings
     assert (stream.estimate.ci.method, stream.estimate.ci.level) == (SEQUENCE_METHOD, 0.95)
     assert stream.estimate.ci.low == pytest.approx(
         proportion(30, 100, confidence_level=level, method="exact").ci.low

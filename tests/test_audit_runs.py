@@ -166,7 +166,7 @@ def test_the_audit_renders_the_run_it_made_even_when_a_newer_run_is_in_the_store
         if not other_runs:  # another writer adds a finished run while this audit judges
             with RunStore(tmp_path / "run.sqlite") as other:
                 run_id = other.start_run({"judge": {"backend": "callable", "name": "other"}})
-                other.put_result(run_id, "_status", {"state": "complete", "reason": None})
+                other.put_run_meta(run_id, "status", {"state": "complete", "reason": None})
                 other.finish_run(run_id, "complete")
             other_runs.append(run_id)
         return 1.0

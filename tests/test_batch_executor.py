@@ -202,7 +202,7 @@ def test_a_store_of_schema_3_opens_migrated_with_empty_batch_tables(tmp_path: Pa
         db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
         db.commit()
     with RunStore(path) as store:
-        assert store.get_meta("schema_version") == str(SCHEMA_VERSION) == "4"
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION) == "5"
         assert store.batches() == [] and store.batch_requests() == {}
         store.put_batch("batch_1", digest="d", requests=2, input_file="file-1")
         assert store.open_batch("d") is not None and store.open_batch("e") is None

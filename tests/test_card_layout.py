@@ -52,7 +52,7 @@ def store_of(path: Path, results: Sequence[ProbeResult]) -> Path:
         run_id = store.start_run(config)
         for result in results:
             store.put_result(run_id, result.probe, result.to_dict())
-        store.put_result(run_id, "_status", {"state": "complete", "reason": None})
+        store.put_run_meta(run_id, "status", {"state": "complete", "reason": None})
         store.finish_run(run_id, "complete")
     return path
 

@@ -323,7 +323,7 @@ def test_evidence_survives_the_store_and_reaches_the_card_capped_with_the_rest_c
     assert card_errors(card) == []
     others = [f for p in card["probes"] for f in p["findings"] if f["name"] == "mean_shift"]
     assert all(f["evidence"] is None for f in others)
-    shown = finding_entry("repetition", read_result(stored).findings[2], {}, evidence_cap=3)
+    shown = finding_entry(read_result(stored).findings[2], evidence_cap=3)
     assert shown["evidence"]["shown"] == 3 and shown["evidence"]["total"] == 14
 
 

@@ -45,8 +45,8 @@ def flip_finding(flips: int, n: int = 400, *, index: int = 0) -> Finding:
 
 def family_of(findings: list[Finding]) -> ProbeResult:
     result = ProbeResult(probe="noise", kind="invariance", params={}, findings=findings)
-    adjust_family([result])
-    return result
+    (adjusted,) = adjust_family([result])
+    return adjusted
 
 
 # -- the statistics -------------------------------------------------------------------------------
@@ -263,7 +263,7 @@ def test_the_sentence_of_an_adjusted_away_fail_says_why_it_is_inconclusive() -> 
     from judgeprobe.report.stored import StoredFinding
 
     (finding,) = family_of([flip_finding(52, index=k) for k in range(40)]).findings[:1]
-    entry = finding_entry("noise", StoredFinding.model_validate(finding.to_dict()), {})
+    entry = finding_entry(StoredFinding.model_validate(finding.to_dict()))
     assert entry["status"] == "inconclusive"
     assert "its own evidence says fail, but not once the 40 gated findings" in entry["sentence"]
     assert not math.isnan(entry["family"]["adjusted_pvalue"])

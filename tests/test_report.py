@@ -117,8 +117,8 @@ def store_with(
         run_id = store.start_run(base)
         for result in results:
             store.put_result(run_id, result.probe, result.to_dict())
-        store.put_result(run_id, "_engine", {"totals": {"called": 3, "cached": 1}})
-        store.put_result(run_id, "_status", dict(status or {"state": "complete", "reason": None}))
+        store.put_run_meta(run_id, "engine", {"totals": {"called": 3, "cached": 1}})
+        store.put_run_meta(run_id, "status", dict(status or {"state": "complete", "reason": None}))
         store.finish_run(run_id, finish)
     return path
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import dataclasses
 import hashlib
 import json
 import os
@@ -433,11 +434,13 @@ def test_rounds_add_reproduction_trials_while_the_trial_findings_are_undecided()
     share = Threshold(warn=0.5, fail=0.9)
 
     def prepare(result: Any) -> Any:
-        result.findings = [
-            f.with_threshold(share if f.name == "deterministic_share" else None)
-            for f in result.findings
-        ]
-        return result
+        return dataclasses.replace(
+            result,
+            findings=[
+                f.with_threshold(share if f.name == "deterministic_share" else None)
+                for f in result.findings
+            ],
+        )
 
     probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=50)
     engine = Engine(CallableJudge(_lexicon_flipper, name="flipper"), RunStore(":memory:"),
@@ -464,7 +467,7 @@ def test_rounds_add_reproduction_trials_while_the_trial_findings_are_undecided()
         expected = 1 - look_alpha(0.05, record.round, looks=len(options.sizes(90))) / record.round
         assert gated[0].estimate.ci.level == pytest.approx(expected)
     assert "trials" in outcome.rounds[0].to_dict()
-    stored = {"_rounds": Sequential.to_dict(outcome)}
+    stored = {"rounds": Sequential.to_dict(outcome)}
     sentence = rounds_sentence(card_rounds(stored) or {})
     assert (
         f"Reproduction trials of policy, round by round: {', '.join(map(str, trials))}." in sentence

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from judgeprobe._util.moved import current_module
 from judgeprobe.errors import StoreError
 
 _PACKAGE = "judgeprobe"
@@ -111,6 +112,7 @@ def _class(path: Any, base: type) -> Any:
     module, _, name = path.partition(":")
     if module != _PACKAGE and not module.startswith(_PACKAGE + "."):
         raise CodecError(f"a plan design names a class outside judgeprobe: {path!r}")
+    module = current_module(module)  # a store written before a module moved
     try:
         found: Any = importlib.import_module(module)
         for part in name.split("."):

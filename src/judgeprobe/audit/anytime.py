@@ -26,7 +26,7 @@ error rate whatever round the audit stops at.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 
 from judgeprobe.audit.family import adjust_family
 from judgeprobe.probes import ProbeResult
@@ -70,37 +70,47 @@ def is_stream(finding: Finding, probe: Probe) -> bool:
 
 
 def decide_round(
-    results: MutableMapping[str, ProbeResult],
+    results: Mapping[str, ProbeResult],
     probes: Mapping[str, Probe],
     *,
     alpha: float,
     spent: Mapping[str, float],
-) -> None:
-    """Decide a round's ``results`` in place (see the module).
+) -> dict[str, ProbeResult]:
+    """A round's ``results`` decided (see the module), as new results by the same names.
 
     ``probes`` are the audit's probes by result name, ``spent`` the share of ``alpha`` each
     probe's fixed-n intervals were computed at this round. The results' thresholds must be set.
     """
-    for name, result in results.items():
-        probe = probes[name]
-        result.findings = [
-            as_sequence(f, alpha) if is_stream(f, probe) else f for f in result.findings
-        ]
-    adjust_family(results.values())
-    members: list[tuple[ProbeResult, int, float]] = []
-    for name, result in results.items():
-        for index, finding in enumerate(result.findings):
+    streamed = [
+        dataclasses.replace(
+            result,
+            findings=[
+                as_sequence(f, alpha) if is_stream(f, probes[name]) else f for f in result.findings
+            ],
+        )
+        for name, result in results.items()
+    ]
+    names = list(results)
+    adjusted_results = adjust_family(streamed)
+    findings = [list(result.findings) for result in adjusted_results]
+    members: list[tuple[int, int, float]] = []
+    for which, name in enumerate(names):
+        for index, finding in enumerate(findings[which]):
             if finding.family is not None and finding.threshold is not None:
                 pvalue = _anytime_pvalue(finding, alpha / spent[name])
-                members.append((result, index, pvalue))
+                members.append((which, index, pvalue))
     adjusted = holm([p for *_, p in members])
-    for (result, index, pvalue), adjusted_p in zip(members, adjusted, strict=True):
-        finding = result.findings[index]
+    for (which, index, pvalue), adjusted_p in zip(members, adjusted, strict=True):
+        finding = findings[which][index]
         assert finding.family is not None
         family = dataclasses.replace(
             finding.family, pvalue=pvalue, adjusted_pvalue=adjusted_p, alpha=alpha
         )
-        result.findings[index] = dataclasses.replace(finding, family=family)
+        findings[which][index] = dataclasses.replace(finding, family=family)
+    return {
+        name: dataclasses.replace(result, findings=found)
+        for name, result, found in zip(names, adjusted_results, findings, strict=True)
+    }
 
 
 def _anytime_pvalue(finding: Finding, looks: float) -> float:

@@ -37,35 +37,35 @@ def headline_thresholds(result: ProbeResult, configured: Mapping[str, Threshold]
         # the more specific key wins
         option = configured.get(f"{result.probe}.{finding.name}") or configured.get(finding.name)
         if option is not None:
-            finding = finding.with_threshold(option)
+            finding = finding.with_threshold(option, source="config")
         elif is_slice(finding) and finding.threshold is not None:
             finding = finding.with_threshold(None)
         findings.append(finding)
-    result.findings = findings
-    return result
+    return dataclasses.replace(result, findings=findings)
 
 
-def adjust_family(results: Iterable[ProbeResult]) -> int:
+def adjust_family(results: Iterable[ProbeResult]) -> list[ProbeResult]:
     """Decide the warn and fail claims of every gated finding of ``results`` together (Holm).
 
-    Each result's findings are replaced, in place, by findings carrying their
-    :class:`FamilyAdjustment`; returns the family size. A finding is in the family when it has
-    a threshold and a defined estimate; its claim is tested against the threshold its own
-    evidence reached (fail, else warn), or the nearer bad-side threshold when it reached none.
-    The family's level is the lowest CI level among its members.
+    Returns ``results``, in order, each with its findings carrying their
+    :class:`FamilyAdjustment` (the family's size is every adjustment's ``family_size``). A
+    finding is in the family when it has a threshold and a defined estimate; its claim is tested
+    against the threshold its own evidence reached (fail, else warn), or the nearer bad-side
+    threshold when it reached none. The family's level is the lowest CI level among its members.
     """
     results = list(results)
-    members: list[tuple[ProbeResult, int, Literal["warn", "fail"], float, PvalueSource]] = []
-    for result in results:
+    members: list[tuple[int, int, Literal["warn", "fail"], float, PvalueSource]] = []
+    for which, result in enumerate(results):
         for index, finding in enumerate(result.findings):
             claim = _claim(finding)
             if claim is not None:
-                members.append((result, index, *claim))
+                members.append((which, index, *claim))
     if not members:
-        return 0
-    alpha = round(1.0 - min(r.findings[i].estimate.ci.level for r, i, *_ in members), 12)
+        return results
+    findings = [list(result.findings) for result in results]
+    alpha = round(1.0 - min(findings[r][i].estimate.ci.level for r, i, *_ in members), 12)
     adjusted = holm([p for *_, p, _ in members])
-    for (result, index, bound, pvalue, source), adjusted_p in zip(members, adjusted, strict=True):
+    for (which, index, bound, pvalue, source), adjusted_p in zip(members, adjusted, strict=True):
         family = FamilyAdjustment(
             method=METHOD,
             family_size=len(members),
@@ -75,8 +75,11 @@ def adjust_family(results: Iterable[ProbeResult]) -> int:
             alpha=alpha,
             source=source,
         )
-        result.findings[index] = dataclasses.replace(result.findings[index], family=family)
-    return len(members)
+        findings[which][index] = dataclasses.replace(findings[which][index], family=family)
+    return [
+        dataclasses.replace(result, findings=found)
+        for result, found in zip(results, findings, strict=True)
+    ]
 
 
 def _claim(finding: Finding) -> tuple[Literal["warn", "fail"], float, PvalueSource] | None:

@@ -32,6 +32,7 @@ from judgeprobe.compare import compare_runs, write_comparison
 from judgeprobe.core.judge import Judge
 from judgeprobe.engine import RunStore
 from judgeprobe.engine.lock import StoreLock
+from judgeprobe.engine.store_meta import REPAIR
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
@@ -45,7 +46,7 @@ from judgeprobe.judges.repairs import (
 from judgeprobe.report.card import build_card
 from judgeprobe.report.markdown import render_repair_markdown
 from judgeprobe.report.overview import verdict_sentence
-from judgeprobe.report.repair import REPAIR_RESULT, repair_section
+from judgeprobe.report.repair import repair_section
 from judgeprobe.report.write import write_card
 
 RepairSpecs = Sequence[str] | Mapping[str, Mapping[str, Any]]
@@ -120,7 +121,7 @@ def run_repair_audit(
     section = repair_section(summary)
     assert section is not None  # at least one repair was audited
     with StoreLock(original.store_path), RunStore(original.store_path) as store:
-        store.put_result(original.run_id, REPAIR_RESULT, section)
+        store.put_run_meta(original.run_id, REPAIR, section)
     original.card_paths = write_card(original.store_path, out, run_id=original.run_id)
     paths["json"] = write_atomic(
         out / "repair.json", json.dumps(summary, indent=2, allow_nan=False) + "\n"

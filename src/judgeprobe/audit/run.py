@@ -38,6 +38,7 @@ from judgeprobe.data.items import Item
 from judgeprobe.engine import Engine, RunStore, run_blocking
 from judgeprobe.engine.executors import build_executor
 from judgeprobe.engine.lock import StoreLock
+from judgeprobe.engine.store_meta import ENGINE, ROUNDS, STATUS
 from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
@@ -177,7 +178,7 @@ async def _run_probes(
             if result.plan is not None:
                 store.put_plan(run_id, chosen.name, result.plan)
         # the verdict is decided across the family of every probe's gated findings
-        adjust_family(results.values())
+        results = dict(zip(results, adjust_family(results.values()), strict=True))
         for name, result in results.items():
             store.put_result(run_id, name, result.to_dict())
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -215,7 +216,7 @@ async def _run_rounds(
             store.put_result(run_id, name, result.to_dict())
             if result.plan is not None:
                 store.put_plan(run_id, name, result.plan)
-        store.put_result(run_id, "_rounds", {"rounds": list(done), "stopped": None})
+        store.put_run_meta(run_id, ROUNDS, {"rounds": list(done), "stopped": None})
         if progress is not False:
             print(record.line(), file=sys.stderr, flush=True)
 
@@ -229,7 +230,7 @@ async def _run_rounds(
         on_round=stored,
     )
     rounds = outcome.to_dict()
-    store.put_result(run_id, "_rounds", rounds)
+    store.put_run_meta(run_id, ROUNDS, rounds)
     return outcome.results, outcome.reason, rounds
 
 
@@ -251,9 +252,9 @@ def with_until_decided(
 
 
 def _finish(store: RunStore, run_id: int, engine: Engine, state: str, reason: str | None) -> None:
-    store.put_result(run_id, "_engine", engine.totals.to_dict())
+    store.put_run_meta(run_id, ENGINE, engine.totals.to_dict())
     card_state = "complete" if state == "complete" else "incomplete"
-    store.put_result(run_id, "_status", {"state": card_state, "reason": reason})
+    store.put_run_meta(run_id, STATUS, {"state": card_state, "reason": reason})
     store.finish_run(run_id, state)
 
 

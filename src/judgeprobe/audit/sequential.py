@@ -286,7 +286,9 @@ async def run_until_decided(
             else:
                 outcome.stopped, outcome.cut_round = "budget", index
             break
-        decide_round(results, {a.name: a.probe for a in ordered}, alpha=alpha, spent=spent)
+        results = decide_round(
+            results, {a.name: a.probe for a in ordered}, alpha=alpha, spent=spent
+        )
         record = _record(index, n, calls_made(engine) - before, spend, results, dict(trials))
         outcome.results, outcome.rounds = results, [*outcome.rounds, record]
         if on_round is not None:

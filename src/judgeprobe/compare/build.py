@@ -30,7 +30,6 @@ findings in score units are compared as shares of each rubric's score span
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,9 +41,10 @@ from judgeprobe.compare.rubrics import on_common_scale, rubric_note, rubrics_dif
 from judgeprobe.compare.runs import LoadedRun
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes.units import FindingKey, UnitValues, finding_key
+from judgeprobe.report.stored import StoredFinding, read_finding
 from judgeprobe.stats.comparison import paired_difference, unpaired_difference
 from judgeprobe.stats.multiplicity import holm
-from judgeprobe.stats.result import ConfidenceInterval, Estimate, TestResult
+from judgeprobe.stats.result import TestResult
 
 COMPARE_VERSION = "1.0"
 WORDS = ("worse", "better", "changed", "no evidence", "n/a")
@@ -185,11 +185,13 @@ def _notes(baseline: LoadedRun, candidate: LoadedRun) -> list[str]:
 
 
 # -- differences ----------------------------------------------------------------------------------
-def _findings(run: LoadedRun) -> dict[tuple[str, FindingKey], Mapping[str, Any]]:
-    found: dict[tuple[str, FindingKey], Mapping[str, Any]] = {}
+def _findings(run: LoadedRun) -> dict[tuple[str, FindingKey], StoredFinding]:
+    """The run's findings by probe and key, each read as the card reads a stored finding."""
+    found: dict[tuple[str, FindingKey], StoredFinding] = {}
     for section in run.card.get("probes", []):
-        for finding in section.get("findings", []):
-            key = (str(section["name"]), finding_key(finding["name"], finding.get("labels", {})))
+        for entry in section.get("findings", []):
+            finding = read_finding(entry)
+            key = (str(section["name"]), finding_key(finding.name, finding.labels))
             found.setdefault(key, finding)
     return found
 
@@ -244,15 +246,15 @@ def _only_in(
 
 def _difference(
     probe: str,
-    a: Mapping[str, Any],
-    b: Mapping[str, Any],
+    a: StoredFinding,
+    b: StoredFinding,
     units_a: UnitValues | None,
     units_b: UnitValues | None,
     *,
     n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    threshold = a.get("threshold") or b.get("threshold")
+    threshold = a.threshold or b.threshold
     shared = sorted(set(units_a.values) & set(units_b.values)) if units_a and units_b else []
     if units_a is not None and units_b is not None and len(shared) >= 2:
         estimate, test = paired_difference(
@@ -262,26 +264,26 @@ def _difference(
             binary=units_a.binary,
             clusters=None if units_a.clusters is None else [units_a.clusters[u] for u in shared],
             n_resamples=n_resamples,
-            confidence_level=_level(a),
+            confidence_level=a.ci.level,
             seed=seed,
         )
         method = "paired"
     else:
-        estimate, test = unpaired_difference(_estimate(a), _estimate(b))
+        estimate, test = unpaired_difference(a.estimate_of(), b.estimate_of())
         method = "unpaired"
     return {
         "probe": probe,
-        "finding": str(a["name"]),
-        "labels": dict(a.get("labels", {})),
-        "gated": bool(a.get("headline") or b.get("headline")),
-        "higher_is_worse": None if not threshold else bool(threshold.get("higher_is_worse", True)),
+        "finding": a.name,
+        "labels": dict(a.labels),
+        "gated": a.threshold is not None or b.threshold is not None,
+        "higher_is_worse": None if threshold is None else threshold.higher_is_worse,
         "baseline": _side(a),
         "candidate": _side(b),
         "difference": estimate.to_dict(),
         "method": method,
         "unpaired_reason": None
         if method == "paired"
-        else unpaired_reason(probe, str(a["name"]), units_a, units_b, len(shared)),
+        else unpaired_reason(probe, a.name, units_a, units_b, len(shared)),
         "test": _test(test),
         "adjusted_pvalue": None,
         "word": "n/a",
@@ -329,32 +331,13 @@ def _summary(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # -- values ---------------------------------------------------------------------------------------
-def _level(finding: Mapping[str, Any]) -> float:
-    level = finding.get("ci", {}).get("level")
-    return float(level) if isinstance(level, int | float) else 0.95
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) else math.nan
-
-
-def _estimate(finding: Mapping[str, Any]) -> Estimate:
-    ci = finding.get("ci", {})
-    return Estimate(
-        _number(finding.get("estimate")),
-        ConfidenceInterval(_number(ci.get("low")), _number(ci.get("high")), _level(finding)),
-        int(finding.get("n") or 0),
-    )
-
-
-def _side(finding: Mapping[str, Any]) -> dict[str, Any]:
-    ci = finding.get("ci", {})
+def _side(finding: StoredFinding) -> dict[str, Any]:
     return {
-        "estimate": finding.get("estimate"),
-        "low": ci.get("low"),
-        "high": ci.get("high"),
-        "n": int(finding.get("n") or 0),
-        "status": str(finding.get("status", "n/a")),
+        "estimate": finding.estimate,
+        "low": finding.ci.low,
+        "high": finding.ci.high,
+        "n": finding.n,
+        "status": finding.status,
     }
 
 

@@ -10,7 +10,8 @@ declares (its API key, secrets in its request body or base URL), and recognises 
 What :meth:`RunStore.put` stores (and returns) is the redacted verdict.
 
 The schema is versioned (``meta.schema_version``): a store written by an older judgeprobe is
-brought up to date when it is opened (each step only adds tables, so nothing stored is lost), and a
+brought up to date when it is opened (a step adds tables, or moves what a store kept in an older
+layout to where it is kept now, so nothing stored is lost and its card reads the same), and a
 store from a newer judgeprobe is refused with a :class:`~judgeprobe.errors.StoreError`.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +28,31 @@ from judgeprobe._util.hashing import canonical_json
 from judgeprobe._util.redaction import Redactor
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus
-from judgeprobe.engine.store_base import FRESH_START
+from judgeprobe.engine.store_base import FRESH_START, StoreBase
 from judgeprobe.engine.store_batches import BATCHES_SCHEMA, BatchStore
+from judgeprobe.engine.store_meta import RUN_META_SCHEMA, RunMetaStore
 from judgeprobe.engine.store_plans import PLANS_SCHEMA, PlanStore
 from judgeprobe.engine.store_skipped import SKIPPED_ROWS_SCHEMA, SkippedRowsStore
+from judgeprobe.engine.store_upgrade import upgrade_to_5
 from judgeprobe.errors import StoreError
 from judgeprobe.rubrics import Rubric
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """1: verdicts, runs and results; 2: adds ``skipped_rows`` (the data rows each run left out);
 3: adds ``plans`` and ``plan_roles`` (each probe's plan: its design and its requests by role);
-4: adds ``batch_requests`` and ``batches`` (the requests sent in provider batches, each batch)."""
+4: adds ``batch_requests`` and ``batches`` (the requests sent in provider batches, each batch);
+5: adds ``run_meta`` (a run's rounds, engine totals and state, until then pseudo-results) and
+stores each finding's threshold source (:mod:`judgeprobe.engine.store_upgrade`)."""
 
 
-_MIGRATIONS: dict[int, str] = {1: SKIPPED_ROWS_SCHEMA, 2: PLANS_SCHEMA, 3: BATCHES_SCHEMA}
-"""The script that takes a store from schema ``version`` to ``version + 1``."""
+_MIGRATIONS: dict[int, str | Callable[[StoreBase], list[tuple[str, Sequence[Any]]]]] = {
+    1: SKIPPED_ROWS_SCHEMA,
+    2: PLANS_SCHEMA,
+    3: BATCHES_SCHEMA,
+    4: upgrade_to_5,
+}
+"""What takes a store from schema ``version`` to ``version + 1``: a script, or a function giving
+the statements run in one transaction with the new version."""
 
 _SCHEMA_1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,7 +92,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
-_SCHEMA = _SCHEMA_1 + SKIPPED_ROWS_SCHEMA + PLANS_SCHEMA + BATCHES_SCHEMA
+_SCHEMA = _SCHEMA_1 + SKIPPED_ROWS_SCHEMA + PLANS_SCHEMA + BATCHES_SCHEMA + RUN_META_SCHEMA
 """Every table of the current schema; ``IF NOT EXISTS`` leaves an existing store's data alone."""
 
 _COLUMNS = (
@@ -99,12 +110,13 @@ _TABLES: dict[str, tuple[str, ...]] = {
 """Every table of a run store and its columns, in order: what an existing file must hold."""
 
 
-class RunStore(PlanStore, SkippedRowsStore, BatchStore):
+class RunStore(PlanStore, SkippedRowsStore, BatchStore, RunMetaStore):
     """A SQLite run store. Use as a context manager, or call :meth:`close`.
 
     The plans (:class:`~judgeprobe.engine.store_plans.PlanStore`), the data rows each run
-    left out (:class:`~judgeprobe.engine.store_skipped.SkippedRowsStore`) and the provider
-    batches (:class:`~judgeprobe.engine.store_batches.BatchStore`) have their own modules; their
+    left out (:class:`~judgeprobe.engine.store_skipped.SkippedRowsStore`), the provider
+    batches (:class:`~judgeprobe.engine.store_batches.BatchStore`) and each run's metadata
+    (:class:`~judgeprobe.engine.store_meta.RunMetaStore`) have their own modules; their
     methods are the store's.
 
     Examples
@@ -171,9 +183,14 @@ class RunStore(PlanStore, SkippedRowsStore, BatchStore):
                 f"{self.path}: run store schema {stored!r} is not one judgeprobe wrote"
             )
         while version < SCHEMA_VERSION:
-            self._db.executescript(_MIGRATIONS[version])
+            step = _MIGRATIONS[version]
             version += 1
-            self.set_meta("schema_version", str(version))
+            mark = ("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("schema_version", str(version)))
+            if isinstance(step, str):
+                self._db.executescript(step)
+                self._transaction([mark])
+            else:
+                self._transaction([*step(self), mark])
 
     def _table_columns(self) -> dict[str, tuple[str, ...]]:
         names = [
@@ -341,6 +358,8 @@ class RunStore(PlanStore, SkippedRowsStore, BatchStore):
         )
 
     def put_result(self, run_id: int, name: str, body: Mapping[str, Any]) -> None:
+        """Record probe ``name``'s result of run ``run_id`` (``ProbeResult.to_dict``); the run's
+        own records (rounds, engine totals, state) go to :meth:`put_run_meta`."""
         self._execute(
             "INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
             (run_id, self.redactor.text(name), canonical_json(self.redactor.value(body))),
@@ -386,16 +405,6 @@ class RunStore(PlanStore, SkippedRowsStore, BatchStore):
         }
 
     # -- decoding -----------------------------------------------------------------------------
-    def _mapping(self, text: Any, what: str) -> dict[str, Any]:
-        """A JSON object read from the store; anything else is a damaged store."""
-        try:
-            value = json.loads(text)
-        except (TypeError, ValueError) as exc:
-            raise self._damaged(what, exc) from exc
-        if not isinstance(value, dict):
-            raise self._damaged(what, TypeError(f"a JSON object was expected, not {text!r:.60}"))
-        return value
-
     def _fields(self, row: Sequence[Any]) -> dict[str, Any]:
         """The input fields of a ``verdicts`` row (stored as a JSON list of name-value pairs)."""
         try:

@@ -8,6 +8,7 @@ happens, and a write of many rows is one transaction.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -38,6 +39,16 @@ class StoreBase:
             return self._db.execute(sql, parameters).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: the run store cannot be read ({exc})") from exc
+
+    def _mapping(self, text: Any, what: str) -> dict[str, Any]:
+        """A JSON object read from the store; anything else is a damaged store."""
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise self._damaged(what, exc) from exc
+        if not isinstance(value, dict):
+            raise self._damaged(what, TypeError(f"a JSON object was expected, not {text!r:.60}"))
+        return value
 
     def _damaged(self, what: str, exc: Exception) -> StoreError:
         return StoreError(

@@ -13,9 +13,9 @@ one question to one judge). A key in one store only is taken as it is. A key in 
 
 Every other table is a union: judges, rubrics and batch requests by their key (equal rows, as a
 key's row is determined by its content), batches by id. Runs of both stores are kept with their
-results, plans and left-out data rows; a run present in both (same record and contents) is kept
-once. Runs are renumbered in the order they started, so ``merge(A, B)`` and ``merge(B, A)``
-hold the same content, and ``merge(A, A)`` holds what ``A`` holds.
+results, metadata, plans and left-out data rows; a run present in both (same record and
+contents) is kept once. Runs are renumbered in the order they started, so ``merge(A, B)`` and
+``merge(B, A)`` hold the same content, and ``merge(A, A)`` holds what ``A`` holds.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ _KEYED: dict[str, tuple[str, int]] = {
 
 _PER_RUN: dict[str, str] = {
     "results": "name, body",
+    "run_meta": "name, body",
     "skipped_rows": "seq, dataset, path, data_row, data_column, reason",
     "plans": "probe, stage, context, design",
     "plan_roles": "probe, seq, role, key, judge, rubric, trial, fields",

@@ -151,6 +151,19 @@ class Threshold:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Threshold:
+        """The threshold :meth:`to_dict` wrote (a stored finding's, or a card's)."""
+        return cls(
+            warn=_bound(data.get("warn")),
+            fail=_bound(data.get("fail")),
+            higher_is_worse=bool(data.get("higher_is_worse", True)),
+        )
+
+
+ThresholdSource = Literal["probe", "config"]
+"""Where a finding's threshold came from: its probe's default, or the audit's config."""
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -172,6 +185,10 @@ class Finding:
     evidence: Evidence | None = None
     """The items behind the finding (:mod:`judgeprobe.core.evidence`); None when the probe keeps
     none."""
+    threshold_source: ThresholdSource = "probe"
+    """Who set ``threshold``: the probe (its default) or the audit's config
+    (:func:`judgeprobe.audit.family.headline_thresholds`); stored with the finding, so the card
+    reads it instead of working it out again."""
 
     @property
     def status(self) -> Status:
@@ -208,16 +225,22 @@ class Finding:
         ci = self.estimate.ci
         return self.threshold.needed_n(self.estimate.estimate, ci.low, ci.high, self.estimate.n)
 
-    def with_threshold(self, threshold: Threshold | None) -> Finding:
-        return dataclasses.replace(self, threshold=threshold)
+    def with_threshold(
+        self, threshold: Threshold | None, *, source: ThresholdSource = "probe"
+    ) -> Finding:
+        """This finding judged against ``threshold``, set by ``source``."""
+        return dataclasses.replace(self, threshold=threshold, threshold_source=source)
 
     def to_dict(self) -> dict[str, Any]:
+        """The finding as the run store holds it; :func:`judgeprobe.report.stored.read_finding`
+        is its one reader (the card's and the comparison's)."""
         return {
             "name": self.name,
             "description": self.description,
             "labels": dict(self.labels),
             **self.estimate.to_dict(),
             "threshold": None if self.threshold is None else self.threshold.to_dict(),
+            "threshold_source": None if self.threshold is None else self.threshold_source,
             "status": self.status,
             "needed_n": self.needed_n,
             "test": None if self.test is None else self.test.to_dict(),
@@ -277,9 +300,13 @@ class FigureSpec:
         return dataclasses.asdict(self)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ProbeResult:
-    """Everything a probe found: findings, figure data, tables and notes, plus the calls it used."""
+    """Everything a probe found: findings, figure data, tables and notes, plus the calls it used.
+
+    Frozen: what changes a result after its probe analysed it (the runner's usage and plan, the
+    audit's thresholds and family adjustment) makes a new one (``dataclasses.replace``).
+    """
 
     probe: str
     kind: ProbeKind
@@ -468,6 +495,10 @@ def pointwise_items(items: Sequence[Item]) -> list[PointwiseItem]:
 
 def pairwise_items(items: Sequence[Item]) -> list[PairwiseItem]:
     return [i for i in items if isinstance(i, PairwiseItem)]
+
+
+def _bound(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _jsonable(value: Any) -> Any:

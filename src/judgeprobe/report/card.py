@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from judgeprobe._version import __version__
 from judgeprobe.engine.store import RunStore
+from judgeprobe.engine.store_meta import REPAIR
 from judgeprobe.errors import StoreError
 from judgeprobe.report.findings import ThresholdSource, certainty_phrase, finding_sentence
 from judgeprobe.report.gate import (
@@ -37,7 +38,7 @@ from judgeprobe.report.gate import (
     overall_status,
 )
 from judgeprobe.report.redact import redact
-from judgeprobe.report.repair import REPAIR_RESULT, repair_section
+from judgeprobe.report.repair import repair_section
 from judgeprobe.report.rounds import card_rounds
 from judgeprobe.report.schema import CARD_VERSION
 from judgeprobe.report.sections import KIND_QUESTIONS, probe_section, unique_figure_files
@@ -154,17 +155,13 @@ def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -
         known = ", ".join(str(i) for i in store.run_ids()) or "none"
         raise StoreError(f"{store.path}: no run {run_id} in this run store (its runs: {known})")
     config: dict[str, Any] = run["config"] if isinstance(run["config"], dict) else {}
-    results = store.results(run_id)
+    meta = store.run_meta(run_id)
     configured = configured_thresholds(config.get("thresholds"))
-    bodies = [
-        (name, read_result(body)) for name, body in results.items() if not name.startswith("_")
-    ]
+    bodies = [(name, read_result(body)) for name, body in store.results(run_id).items()]
     bodies.sort(key=lambda entry: kind_rank(entry[1].kind))
-    probes = [
-        probe_section(name, body, configured, index) for index, (name, body) in enumerate(bodies)
-    ]
+    probes = [probe_section(name, body, index) for index, (name, body) in enumerate(bodies)]
     unique_figure_files(probes)
-    state, reason = run_state(run, results)
+    state, reason = run_state(run, meta)
     card: dict[str, Any] = {
         "card_version": CARD_VERSION,
         "generator": {"tool": "judgeprobe", "version": __version__},
@@ -180,12 +177,12 @@ def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -
         "summary": {},
         "tested": tested_section(config, store, probes, configured),
         "probes": probes,
-        "usage": card_usage(results, probes),
+        "usage": card_usage(meta, probes),
     }
-    rounds = card_rounds(results)
+    rounds = card_rounds(meta)
     if rounds is not None:
         card["rounds"] = rounds
-    repair = repair_section(results.get(REPAIR_RESULT))
+    repair = repair_section(meta.get(REPAIR))
     if repair is not None:
         card["repair"] = repair
     card["tested"]["skipped_rows"] = skipped_rows(store, run_id)

@@ -1,40 +1,30 @@
 """The card's entry for one finding: what the audit decided, how sure it is, and one sentence.
 
-The status and the threshold behind it were decided by the audit and stored with the finding
-(:mod:`judgeprobe.report.stored`); this module only says whether the confidence interval falls
-on one side of the threshold (the finding's *certainty*) and words it for a reader.
+The status, the threshold behind it and where that threshold came from were decided by the audit
+and stored with the finding (:mod:`judgeprobe.report.stored`); this module only says whether the
+confidence interval falls on one side of the threshold (the finding's *certainty*) and words it
+for a reader.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from judgeprobe.core.evidence import SHOWN
-from judgeprobe.probes.base import Threshold
+from judgeprobe.probes.base import Threshold, ThresholdSource
 from judgeprobe.report.statuses import SEVERITY
 from judgeprobe.report.stored import StoredFinding
 from judgeprobe.report.text import fmt_number, humanize
 
-ThresholdSource = Literal["probe", "config"]
+__all__ = ["ThresholdSource", "certainty_phrase", "finding_entry", "finding_sentence"]
 
 
-def finding_entry(
-    probe: str,
-    stored: StoredFinding,
-    configured: Mapping[str, Any],
-    *,
-    evidence_cap: int = SHOWN,
-) -> dict[str, Any]:
+def finding_entry(stored: StoredFinding, *, evidence_cap: int = SHOWN) -> dict[str, Any]:
     """The card's entry for one stored finding: what the audit decided, and how sure it is,
     and the first ``evidence_cap`` items behind it (``evidence``, null when none were kept)."""
     threshold = None if stored.threshold is None else stored.threshold.model_dump()
-    source: ThresholdSource | None = None
-    if threshold is not None:
-        # the audit applied the run's configured threshold in place of the probe's default
-        aimed = f"{probe}.{stored.name}" in configured or stored.name in configured
-        source = "config" if aimed else "probe"
     ci = stored.ci.model_dump()
     finding = {
         "name": stored.name,
@@ -46,7 +36,7 @@ def finding_entry(
         "counts": dict(stored.counts),
         "reason": stored.reason,
         "threshold": threshold,
-        "threshold_source": source,
+        "threshold_source": None if threshold is None else stored.threshold_source,
         "status": stored.status,
         "headline": threshold is not None,
         "certainty": _certainty(stored.status, ci, threshold),
@@ -142,11 +132,7 @@ def _certainty(
 
 
 def _as_threshold(threshold: Mapping[str, Any]) -> Threshold:
-    return Threshold(
-        warn=_number(threshold.get("warn")),
-        fail=_number(threshold.get("fail")),
-        higher_is_worse=bool(threshold.get("higher_is_worse", True)),
-    )
+    return Threshold.from_dict(threshold)
 
 
 def _number(value: Any) -> float | None:

@@ -1,7 +1,8 @@
 """The card's repair section: each repaired judge's before and after on the failure it targets.
 
 ``judgeprobe audit --repair NAME`` (:func:`judgeprobe.audit.repair.run_repair_audit`) stores the
-summary of its repairs with the original run, as the result :data:`REPAIR_RESULT`;
+summary of its repairs with the original run's metadata
+(:data:`~judgeprobe.engine.store_meta.REPAIR`);
 :func:`repair_section` reads it into the card's ``repair``, so ``judgeprobe card`` renders the
 same section again from the run store alone. Per repair: its name and options, the probe it
 targets, the cost multiplier (inner judge calls per verdict), the repaired card's overall status
@@ -24,8 +25,6 @@ from typing import Any
 from judgeprobe.report.text import finite_number, fmt_number, humanize
 from judgeprobe.report.view import STATUS_WORDS, labels_text, side_interval
 
-REPAIR_RESULT = "_repair"
-"""The name of the result, stored with the original run, that holds the repair summary."""
 REPAIR_COLUMNS = (
     "Finding",
     "Slice",

@@ -1,16 +1,18 @@
 """The rounds of an audit sampled until decided, as the card shows them.
 
 An audit run with ``engine.until_decided`` stores its rounds (:mod:`judgeprobe.audit.sequential`)
-beside its results; the card copies them: per round the items audited, the new judge calls,
-the confidence level the round was decided at, and how many gated findings it decided (and,
-for a probe whose rounds add reproduction trials, its trials). The
-statuses the card reports are the last round's, as stored.
+with the run's metadata (:data:`~judgeprobe.engine.store_meta.ROUNDS`); the card copies them:
+per round the items audited, the new judge calls, the confidence level the round was decided
+at, and how many gated findings it decided (and, for a probe whose rounds add reproduction
+trials, its trials). The statuses the card reports are the last round's, as stored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from judgeprobe.engine.store_meta import ROUNDS
 
 ROUND_COLUMNS: tuple[tuple[str, str], ...] = (
     ("round", "round"),
@@ -27,9 +29,10 @@ ROUND_COLUMNS: tuple[tuple[str, str], ...] = (
 _FIELDS = ("round", "items", "calls", "gated", "decided", "inconclusive", "not_assessable")
 
 
-def card_rounds(results: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The card's ``rounds``: None for a fixed-size audit; ``stopped`` None while unfinished."""
-    stored = results.get("_rounds")
+def card_rounds(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The card's ``rounds`` from the run's metadata (``RunStore.run_meta``): None for a
+    fixed-size audit; ``stopped`` None while unfinished."""
+    stored = meta.get(ROUNDS)
     if not isinstance(stored, Mapping):
         return None
     rounds = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from judgeprobe.report.findings import finding_entry
@@ -19,13 +19,11 @@ KIND_QUESTIONS = {
 }
 
 
-def probe_section(
-    name: str, body: StoredProbeResult, configured: Mapping[str, Any], index: int
-) -> dict[str, Any]:
+def probe_section(name: str, body: StoredProbeResult, index: int) -> dict[str, Any]:
     """The card's section for the stored result ``body`` of probe ``name``, shown ``index``-th."""
     probe_name = body.probe or name
     kind = body.kind
-    findings = [finding_entry(probe_name, f, configured) for f in body.findings]
+    findings = [finding_entry(f) for f in body.findings]
     figures = []
     for spec in body.figures:
         figure = dict(spec)

@@ -1,10 +1,15 @@
 """A probe's result as the run store holds it (``ProbeResult.to_dict``), read into typed models.
 
 The audit decides everything a finding says (its threshold, resolved from the probe's default and
-the run's configured thresholds, its status and ``needed_n``) and stores it; the card reads these
-models and shows what they hold, so a card never disagrees with the audit that wrote the store.
-A body of the wrong shape (an altered or damaged store) fails validation here, before any of the
-card is built.
+the run's configured thresholds, where that threshold came from, its status and ``needed_n``) and
+stores it; the card reads these models and shows what they hold, so a card never disagrees with
+the audit that wrote the store. A body of the wrong shape (an altered or damaged store) fails
+validation here, before any of the card is built.
+
+:func:`read_finding` is the one reader of a stored finding (``Finding.to_dict``): the card reads
+each finding of a run store with it, and a comparison reads each finding of a card with it (a
+card's finding holds the stored keys and more); :meth:`StoredFinding.estimate_of` and
+:meth:`StoredFinding.threshold_of` give its numbers back as the classes that wrote them.
 
 Stores written before an undefined estimate had a ``reason`` of its own kept that reason in
 ``ci.method``; :class:`StoredFinding` moves it to ``reason`` when it reads them.
@@ -16,6 +21,9 @@ import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from judgeprobe.probes.base import Threshold
+from judgeprobe.stats.result import Estimate
 
 Status = Literal["pass", "warn", "fail", "inconclusive", "info", "n/a"]
 
@@ -111,6 +119,9 @@ class StoredFinding(_Stored):
     counts: dict[str, float | None] = Field(default_factory=dict)
     reason: str | None = None
     threshold: StoredThreshold | None = None
+    threshold_source: Literal["probe", "config", "override"] | None = None
+    """Who set ``threshold``: the probe or the run's config (None without a threshold);
+    ``override`` only in the cards of judgeprobe before card 1.3, which a comparison reads."""
     status: Status
     needed_n: int | None = None
     test: StoredTest | None = None
@@ -129,6 +140,17 @@ class StoredFinding(_Stored):
         if not isinstance(ci, dict) or not ci.get("method"):
             return data
         return {**data, "reason": ci["method"], "ci": {**ci, "method": ""}}
+
+    def estimate_of(self) -> Estimate:
+        """The finding's estimate, CI, n, counts and reason as the :class:`Estimate` that wrote
+        them (undefined numbers are NaN again)."""
+        return Estimate.from_dict(
+            self.model_dump(include={"estimate", "ci", "n", "counts", "reason"})
+        )
+
+    def threshold_of(self) -> Threshold | None:
+        """The threshold the audit judged the finding against, None without one."""
+        return None if self.threshold is None else Threshold.from_dict(self.threshold.model_dump())
 
 
 class StoredProbeResult(_Stored):
@@ -164,3 +186,9 @@ def _finite(value: Any) -> Any:
 def read_result(body: Any) -> StoredProbeResult:
     """The typed result of one stored body; a pydantic ``ValidationError`` when it is malformed."""
     return StoredProbeResult.model_validate(body)
+
+
+def read_finding(body: Any) -> StoredFinding:
+    """The typed finding of one stored finding (or of a card's finding entry); a pydantic
+    ``ValidationError`` when it is malformed."""
+    return StoredFinding.model_validate(body)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from judgeprobe.engine.store import RunStore
+from judgeprobe.engine.store_meta import STATUS
 
 DECODING_KEYS = (
     "temperature",
@@ -101,12 +102,10 @@ def skipped_rows(store: RunStore, run_id: int) -> dict[str, Any]:
     return {"count": count, "rows": rows, "left_out": count - len(rows)}
 
 
-def run_state(run: Mapping[str, Any], results: Mapping[str, Any]) -> tuple[str, str | None]:
-    """``complete`` or ``incomplete`` and why, as the audit recorded it or the run's status says."""
-    status = results.get("_status")
-    if not isinstance(status, Mapping):
-        engine = results.get("_engine")
-        status = engine.get("_status") if isinstance(engine, Mapping) else None
+def run_state(run: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``complete`` or ``incomplete`` and why, as the audit recorded it in the run's metadata
+    (``RunStore.run_meta``) or, failing that, as the run's status says."""
+    status = meta.get(STATUS)
     if isinstance(status, Mapping) and status.get("state") in ("complete", "incomplete"):
         reason = status.get("reason")
         return str(status["state"]), None if reason is None else str(reason)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from judgeprobe.engine.store_meta import ENGINE
+
 USAGE_KEYS = (
     "requests",
     "calls",
@@ -20,9 +22,10 @@ USAGE_KEYS = (
 )
 
 
-def card_usage(results: Mapping[str, Any], probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The run's usage: the engine's own totals (None when it kept none) and the probes' sum."""
-    engine = results.get("_engine")
+def card_usage(meta: Mapping[str, Any], probes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's usage: the engine's own totals from the run's metadata (``RunStore.run_meta``;
+    None when it kept none) and the probes' sum."""
+    engine = meta.get(ENGINE)
     totals = None
     if isinstance(engine, Mapping):
         body = engine.get("totals", engine)

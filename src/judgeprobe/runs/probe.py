@@ -16,6 +16,7 @@ and its verdicts, no judge and no planning.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,9 +83,7 @@ def _analyzed(
         prompt_tokens=stats.prompt_tokens,
         completion_tokens=stats.completion_tokens,
     )
-    outcome.usage = usage
-    outcome.plan = plan
-    return outcome
+    return dataclasses.replace(outcome, usage=usage, plan=plan)
 
 
 def probe_context(probe: Probe, judge: Judge, rubric: Rubric, *, seed: int = 0) -> ProbeContext:

@@ -33,6 +33,17 @@ class ConfidenceInterval:
             "method": self.method,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConfidenceInterval:
+        """The interval :meth:`to_dict` wrote: a missing or null end is NaN (not computed)."""
+        level = data.get("level")
+        return cls(
+            _number(data.get("low")),
+            _number(data.get("high")),
+            0.95 if level is None else float(level),
+            str(data.get("method") or ""),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
@@ -64,6 +75,31 @@ class Estimate:
             "counts": {k: _finite(float(v)) for k, v in self.counts.items()},
             "reason": self.reason,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Estimate:
+        """The estimate :meth:`to_dict` wrote (or any mapping holding its keys, such as a stored
+        finding or a card's finding entry): null numbers are NaN again.
+
+        Examples
+        --------
+        >>> from judgeprobe.stats import proportion
+        >>> rate = proportion(7, 169)
+        >>> Estimate.from_dict(rate.to_dict()) == rate
+        True
+        >>> Estimate.from_dict(Estimate.undefined(3, reason="no items").to_dict()).reason
+        'no items'
+        """
+        ci = data.get("ci")
+        counts = data.get("counts") or {}
+        reason = data.get("reason")
+        return cls(
+            _number(data.get("estimate")),
+            ConfidenceInterval.from_dict(ci if isinstance(ci, Mapping) else {}),
+            int(data.get("n") or 0),
+            {str(k): _number(v) for k, v in counts.items()},
+            None if reason is None else str(reason),
+        )
 
     @classmethod
     def undefined(cls, n: int = 0, *, reason: str = "no data") -> Estimate:
@@ -103,6 +139,22 @@ class TestResult:
             "null": self.null,
             "n": self.n,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TestResult:
+        """The test :meth:`to_dict` wrote: a null statistic or p-value is NaN again."""
+        return cls(
+            _number(data.get("statistic")),
+            _number(data.get("pvalue")),
+            str(data.get("alternative", "")),
+            str(data.get("null", "")),
+            int(data.get("n") or 0),
+        )
+
+
+def _number(value: Any) -> float:
+    """A stored number; null (JSON's stand-in for NaN and infinities) is NaN."""
+    return math.nan if value is None else float(value)
 
 
 def _finite(value: float) -> float | None:
