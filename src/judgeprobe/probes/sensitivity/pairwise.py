@@ -170,7 +170,7 @@ class PairwiseSensitivityProbe(Probe):
                 edits.append(
                     PairEdit("off_topic", item.id, better, OTHER_SIDE[better], donor.id, side)
                 )
-        why = {
+        why: dict[str, str] = {
             family: f"no pair has a {family} edit ({dict(left_out) or 'no pair'})"
             for family in self.edits
             if not any(edit.family == family for edit in edits)
@@ -207,7 +207,7 @@ class PairwiseSensitivityProbe(Probe):
         design = plan.design
         outcomes, excluded = self.outcomes(plan, verdicts)
         notes: list[str] = []
-        whys = dict(design.why_none)
+        whys: dict[str, str] = dict(design.why_none)
         if not design.drawn:
             why = "the votes on the pairs as they are are incomplete: no edit was drawn"
             notes.append(why)

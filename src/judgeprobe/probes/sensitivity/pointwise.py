@@ -46,7 +46,6 @@ from judgeprobe.probes.decisions import (
     base_notes,
     base_request,
     base_requests,
-    base_role,
     base_scores,
     decide,
     drawable_base,
@@ -256,9 +255,7 @@ class SensitivityProbe(Probe):
         return NEGATIVE if value <= self.human_negative_at else "between"
 
     @staticmethod
-    def _why_none(
-        family: str, pools: Mapping[str, list[str]], source: str, rubric: Rubric
-    ) -> str:
+    def _why_none(family: str, pools: Mapping[str, list[str]], source: str, rubric: Rubric) -> str:
         rule = rubric.decision
         assert rule is not None
         sizes = f"{len(pools[POSITIVE])} {rule.positive}, {len(pools[NEGATIVE])} {rule.negative}"
@@ -316,6 +313,7 @@ class SensitivityProbe(Probe):
         outcomes, excluded = self.outcomes(plan, verdicts)
         level = self.confidence_level
         notes: list[str] = []
+        whys: dict[str, str]
         if not design.drawn:
             why = "the base verdicts are incomplete: no edit was drawn"
             notes.append(why)
