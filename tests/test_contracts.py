@@ -51,6 +51,8 @@ INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "verbosity": ("confidence_level",),
     "verbosity_pairwise": ("confidence_level",),
     "self_preference": ("confidence_level", "n_resamples"),
+    "sensitivity": ("confidence_level", "n_resamples"),
+    "sensitivity_pairwise": ("confidence_level",),
 }
 """Every registered probe and the interval options it takes; a new probe must be added here."""
 
@@ -141,6 +143,8 @@ PROBE_CLASSES = [
     "PositionProbe",
     "RepetitionProbe",
     "SelfPreferenceProbe",
+    "PairwiseSensitivityProbe",
+    "SensitivityProbe",
 ]
 PUBLIC_API: dict[ModuleType, list[str]] = {
     judgeprobe: [

@@ -204,6 +204,10 @@ FIXTURES: dict[str, Fixture] = {
         {"n_resamples": FAST},
         ("decision_flip_rate", "wasserstein_to_l1", "mean_shift"),
     ),
+    "sensitivity": Fixture(
+        pointwise, "refusal", invariant_pointwise, noisy_binary, {"n_resamples": FAST}
+    ),
+    "sensitivity_pairwise": Fixture(pairwise, "preference", invariant_pairwise, noisy_pairwise),
     "self_preference": Fixture(
         pairwise,
         "preference",

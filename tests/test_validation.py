@@ -226,6 +226,8 @@ def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Pat
             for name in BIAS_EDITS
         },
         "self_preference": {"rubric": "preference", "data": "demo:pairwise"},
+        "sensitivity": {},
+        "sensitivity_pairwise": {"rubric": "preference", "data": "demo:pairwise"},
     }
     assert set(probes) == set(probe_names())
     config = parse_config(

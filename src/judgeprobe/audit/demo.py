@@ -50,10 +50,13 @@ LEFT_OUT_OF_DEMO: tuple[str, ...] = (
     "policy_invariance_pairwise",
     "self_preference",
     *(f"{name}{suffix}" for name in BIAS_EDITS for suffix in ("", "_pairwise")),
+    "sensitivity",
+    "sensitivity_pairwise",
 )
 """Registered probes the demo does not run, to stay within a few minutes of CPU: the pairwise
-rubric rewrites, the judge's own answers (a generation stage) and the bias battery
-(docs/bias.md). Every other registered probe is in :data:`DEMO_PROBES`."""
+rubric rewrites, the judge's own answers (a generation stage), the bias battery
+(docs/bias.md) and the directional probes (docs/sensitivity.md). Every other registered probe
+is in :data:`DEMO_PROBES`."""
 
 JUDGES = ("llama", "profanity")
 """The demo's judges, in the comparison's order: the first is the baseline."""

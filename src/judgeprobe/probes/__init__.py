@@ -33,6 +33,8 @@ from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.probes.pairwise.self_preference import SelfPreferenceProbe
 from judgeprobe.probes.policy_invariance import PairwisePolicyInvarianceProbe, PolicyInvarianceProbe
 from judgeprobe.probes.registry import get_probe_class, probe_names, register_probe
+from judgeprobe.probes.sensitivity.pairwise import PairwiseSensitivityProbe
+from judgeprobe.probes.sensitivity.pointwise import SensitivityProbe
 
 __all__ = [
     "AgreementProbe",
@@ -52,6 +54,7 @@ __all__ = [
     "PairwiseDistractionProbe",
     "PairwiseInjectionProbe",
     "PairwisePolicyInvarianceProbe",
+    "PairwiseSensitivityProbe",
     "PairwiseVerbosityProbe",
     "PermutationProbe",
     "Plan",
@@ -63,6 +66,7 @@ __all__ = [
     "ProbeResult",
     "RepetitionProbe",
     "SelfPreferenceProbe",
+    "SensitivityProbe",
     "Threshold",
     "VerbosityProbe",
     "Verdicts",
