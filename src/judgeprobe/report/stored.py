@@ -69,7 +69,8 @@ class StoredFamily(_Stored):
 
 
 class StoredEvidenceVerdict(_Stored):
-    """One verdict on an item behind a finding (:class:`judgeprobe.core.evidence.EvidenceVerdict`)."""
+    """One verdict on an item behind a finding
+    (:class:`judgeprobe.core.evidence.EvidenceVerdict`)."""
 
     role: str
     label: str | None = None

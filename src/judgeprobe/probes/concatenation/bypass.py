@@ -105,7 +105,8 @@ from judgeprobe.probes.params import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import Estimate, clustered_proportion
+from judgeprobe.stats import Estimate
+from judgeprobe.stats.shared_items import shared_item_proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
 __all__ = [
@@ -416,8 +417,7 @@ class BypassProbe(Probe):
             for position in self.positions:
                 if not has_position(k, position):
                     continue
-                roles = [(role, unit) for role, unit, _ in self._bypasses(design, k, position)]
-                tally = tally_roles(verdicts, roles, rule.negative)
+                tally = tally_roles(verdicts, self._bypasses(design, k, position), rule.negative)
                 for unit, hit in zip(tally.units, tally.hits, strict=True):
                     per_item[unit][0] += 1
                     per_item[unit][1] += hit
@@ -430,8 +430,7 @@ class BypassProbe(Probe):
                 bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
                 interval_rows.append(interval_row(f"k={k}, {position}", finding.estimate))
                 skip_note(notes, tally, f"k={k}, positive part {position}")
-            roles = [(role, unit) for role, unit, _ in self._false_alarms(design, k)]
-            tally = tally_roles(verdicts, roles, rule.positive)
+            tally = tally_roles(verdicts, self._false_alarms(design, k), rule.positive)
             alarms = hit_evidence(
                 verdicts, self._false_alarms(design, k), rule.positive, "first part"
             )
@@ -492,8 +491,8 @@ class BypassProbe(Probe):
             f"Share of concatenations of one part the judge decides {rule.positive!r} on its "
             f"own and k - 1 parts it decides {rule.negative!r} (the positive part at the "
             f"slice's position) that are decided {rule.negative!r}; over the positive items "
-            "the judge detects alone (CI clustered by positive item; n counts those items, "
-            "not the concatenations)",
+            "the judge detects alone (Wilson CI at the effective n over the items the "
+            "concatenations share; n counts items, not concatenations)",
             {"k": str(k), "position": position},
             FLIP_THRESHOLD,
         )
@@ -516,8 +515,8 @@ class BypassProbe(Probe):
             "false_alarm_rate",
             estimate,
             f"Share of concatenations of k parts the judge each decides {rule.negative!r} on "
-            f"its own that are decided {rule.positive!r} (CI clustered by the first part; n "
-            "counts the first parts, not the concatenations)",
+            f"its own that are decided {rule.positive!r} (Wilson CI at the effective n over the "
+            "items the concatenations share; n counts items, not concatenations)",
             {"k": str(k)},
             FLIP_THRESHOLD,
         )
@@ -526,13 +525,15 @@ class BypassProbe(Probe):
     def _rate(
         self, tally: Tally, ctx: ProbeContext, empty: str, small: str | None = None
     ) -> Estimate:
-        """The share of hits, clustered by unit; not assessable when a class the rate needs is
-        too ``small`` (one positive item cannot stand for its class, one filler repeated is no
-        sample of the negative one) or when nothing was judged.
+        """The share of hits, over the items the concatenations share; not assessable when a
+        class the rate needs is too ``small`` (one positive item cannot stand for its class, one
+        filler repeated is no sample of the negative one) or when nothing was judged.
 
-        ``n`` is the number of units (positive items, or false-alarm anchors): the interval
-        resamples them, so they, not the concatenations, are the sample; ``counts`` keeps the
-        concatenations judged."""
+        ``n`` is the number of distinct items behind the concatenations (the flagged parts and
+        their fillers): an item that derails every concatenation it is in is one item of
+        evidence, however many concatenations hold it
+        (:func:`~judgeprobe.stats.shared_items.shared_item_proportion`); ``counts`` keeps the
+        concatenations judged and the flagged (or first) parts."""
         units = len(set(tally.units))
         if small is not None and tally.hits:
             return Estimate.undefined(
@@ -541,15 +542,11 @@ class BypassProbe(Probe):
         if not tally.hits:
             reason = empty if not tally.total else "no concatenation judged ok"
             return Estimate.undefined(0, reason=reason)
-        estimate = clustered_proportion(
-            tally.hits,
-            tally.units,
-            confidence_level=self.confidence_level,
-            seed=ctx.seed,
-            n_resamples=self.n_resamples,
+        estimate = shared_item_proportion(
+            tally.hits, tally.members, confidence_level=self.confidence_level
         )
-        counts = {**estimate.counts, "concatenations": len(tally.hits)}
-        return dataclasses.replace(estimate, n=units, counts=counts)
+        counts = {**estimate.counts, "concatenations": len(tally.hits), "parts_flagged": units}
+        return dataclasses.replace(estimate, counts=counts)
 
 
 def _judged(rubric: Rubric, score: float | None) -> str:

@@ -72,7 +72,12 @@ from judgeprobe.probes.decisions import (
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
+from judgeprobe.stats import Estimate, paired_wasserstein
+from judgeprobe.stats.shared_items import (
+    over_shared_items,
+    shared_item_mean,
+    shared_item_proportion,
+)
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
 ClusterBy = Literal["auto", "class", "quantile"]
@@ -412,9 +417,10 @@ class ClusterProbe(Probe):
     ) -> list[Finding]:
         level = options.confidence_level
         n = len(outcome.expected)
-        departures = sum(d != e for e, d in outcome.expected)
-        flips = sum(is_flip(rubric, e, d) for e, d in outcome.expected)
-        flip_rate = proportion(flips, n, confidence_level=level)
+        departed = [d != e for e, d in outcome.expected]
+        flipped = [is_flip(rubric, e, d) for e, d in outcome.expected]
+        members = outcome.expected_members
+        flip_rate = shared_item_proportion(flipped, members, confidence_level=level)
         assert rubric.decision is not None
         if n and not any(
             e in (rubric.decision.positive, rubric.decision.negative) for e, _ in outcome.expected
@@ -432,13 +438,21 @@ class ClusterProbe(Probe):
             shortfall=True,
             **options.kwargs,
         )
+        shifts = [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)]
+        against = over_shared_items(against, [max(0.0, -sign * d) for d in shifts], outcome.members)
+        both_ways = over_shared_items(
+            paired_wasserstein(outcome.parts_mean, outcome.scores, **options.kwargs),
+            [abs(d) for d in shifts],
+            outcome.members,
+        )
         away = "below" if upward else "above"
         return [
             Finding(
                 "wasserstein_concat_vs_parts",
-                paired_wasserstein(outcome.parts_mean, outcome.scores, **options.kwargs),
+                both_ways,
                 f"Wasserstein distance between the scores of {k}-concatenations and the mean "
-                "base scores of their parts, in either direction (paired basic bootstrap CI)",
+                "base scores of their parts, in either direction (paired basic bootstrap CI, "
+                "widened to the items the concatenations share; n counts items)",
                 labels,
             ),
             Finding(
@@ -446,25 +460,27 @@ class ClusterProbe(Probe):
                 against,
                 f"The part of that distance by which {k}-concatenations score {away} the mean of "
                 "their parts, against the cluster's own direction; scoring further in its own "
-                "direction counts nothing (paired basic bootstrap CI)",
+                "direction counts nothing (paired basic bootstrap CI, widened to the items the "
+                "concatenations share; n counts items)",
                 labels,
                 distance_limit,
             ),
             Finding(
                 "mean_concat_minus_parts",
-                mean_shift(
-                    [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)],
-                    confidence_level=level,
-                ),
-                f"Mean of S(concatenation) minus the mean base score of its {k} parts",
+                shared_item_mean(shifts, outcome.members, confidence_level=level),
+                f"Mean of S(concatenation) minus the mean base score of its {k} parts (t CI "
+                "over the items the concatenations share; n counts items)",
                 labels,
             ),
             Finding(
                 "class_departure_rate",
-                with_counts(proportion(departures, n, confidence_level=level), mixed_parts=mixed),
+                with_counts(
+                    shared_item_proportion(departed, members, confidence_level=level),
+                    mixed_parts=mixed,
+                ),
                 f"Share of {k}-concatenations whose decision is not the class all their parts "
-                "share (neutral counts as leaving; Wilson CI, concatenations taken as "
-                "independent)",
+                "share (neutral counts as leaving; Wilson CI at the effective n over the items "
+                "the concatenations share; n counts items)",
                 labels,
                 DEPARTURE_THRESHOLD,
             ),
@@ -472,7 +488,7 @@ class ClusterProbe(Probe):
                 "class_flip_rate",
                 with_counts(flip_rate, mixed_parts=mixed),
                 f"Share of {k}-concatenations decided as the class opposite to their parts' "
-                "class (Wilson CI)",
+                "class (Wilson CI at the effective n over shared items; n counts items)",
                 labels,
                 FLIP_THRESHOLD,
             ),
@@ -487,8 +503,12 @@ class _Outcome:
     """Verdicts by status (``missing`` included) and ``mixed_parts``."""
     scores: list[float] = field(default_factory=list)
     parts_mean: list[float] = field(default_factory=list)
+    members: list[tuple[str, ...]] = field(default_factory=list)
+    """The parts of each scored concatenation, aligned with ``scores``."""
     expected: list[tuple[str, str]] = field(default_factory=list)
     """(class all parts share, decision of the concatenation), for parts that agree."""
+    expected_members: list[tuple[str, ...]] = field(default_factory=list)
+    """The parts of each concatenation in ``expected``."""
 
 
 def _outcome(
@@ -504,9 +524,11 @@ def _outcome(
         values = [base.scores[i] for i in parts]
         outcome.scores.append(score)
         outcome.parts_mean.append(sum(values) / len(values))
+        outcome.members.append(tuple(parts))
         classes = {decide(rubric, v) for v in values}
         if len(classes) == 1:
             outcome.expected.append((classes.pop(), decision))
+            outcome.expected_members.append(tuple(parts))
         else:
             outcome.statuses["mixed_parts"] += 1
     return outcome
@@ -534,13 +556,15 @@ def _range_finding(
     ends = _scale_ends(rubric)
     if cluster.name == "high":
         bound, side = cluster.score_min, "below the lowest"
-        outside = sum(s < bound for s in outcome.scores)
+        outside = [s < bound for s in outcome.scores]
         walled = ends is not None and bound <= ends[0]
     else:
         bound, side = cluster.score_max, "above the highest"
-        outside = sum(s > bound for s in outcome.scores)
+        outside = [s > bound for s in outcome.scores]
         walled = ends is not None and bound >= ends[1]
-    estimate = proportion(outside, len(outcome.scores), confidence_level=options.confidence_level)
+    estimate = shared_item_proportion(
+        outside, outcome.members, confidence_level=options.confidence_level
+    )
     if walled and estimate.defined:
         estimate = Estimate.undefined(
             estimate.n,
@@ -551,7 +575,8 @@ def _range_finding(
         "range_departure_rate",
         with_counts(estimate, bound=bound),
         f"Share of {labels['k']}-concatenations of cluster {cluster.name!r} ({cluster.rule}) "
-        f"scored {side} base score of the cluster (Wilson CI)",
+        f"scored {side} base score of the cluster (Wilson CI at the effective n over shared "
+        "items; n counts items)",
         labels,
         DEPARTURE_THRESHOLD,
     )

@@ -73,13 +73,12 @@ from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, I
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.rubrics import NEUTRAL, Rubric
 from judgeprobe.stats import (
-    clustered_proportion,
     mcnemar_exact,
     paired_mean_pairwise_wasserstein,
     paired_wasserstein,
-    proportion,
     wasserstein_matrix,
 )
+from judgeprobe.stats.shared_items import over_shared_items, shared_item_proportion
 from judgeprobe.transforms.concat import (
     DECREASING,
     INCREASING,
@@ -452,35 +451,44 @@ class PermutationProbe(Probe):
         tuples = design.tuples[k]
         base = scores
         # Positional bias: decision flips between increasing and decreasing order.
-        n, flips, primacy, recency = 0, 0, 0, 0
+        primacy, recency = 0, 0
         incr, decr = [], []
+        flipped: list[bool] = []
+        members: list[tuple[str, ...]] = []
+        sided: list[bool] = []
+        sided_members: list[tuple[str, ...]] = []
         for t, per_order in zip(tuples, judged, strict=True):
             a, b = per_order[INCREASING], per_order[DECREASING]
             if a is None or b is None:
                 continue
-            n += 1
             incr.append(a.score)
             decr.append(b.score)
+            members.append(tuple(t.parts))
             da, db = a.decision, b.decision
-            if is_flip(rubric, da, db):
-                flips += 1
+            flipped.append(is_flip(rubric, da, db))
+            if flipped[-1]:
                 first_a = decide(rubric, base[t.ordered(INCREASING)[0]])
                 first_b = decide(rubric, base[t.ordered(DECREASING)[0]])
                 if da == first_a and db == first_b:
                     primacy += 1
+                    sided.append(True)
+                    sided_members.append(tuple(t.parts))
                 elif da == decide(rubric, base[t.ordered(INCREASING)[-1]]) and db == decide(
                     rubric, base[t.ordered(DECREASING)[-1]]
                 ):
                     recency += 1
+                    sided.append(False)
+                    sided_members.append(tuple(t.parts))
         bias = with_counts(
-            proportion(flips, n, confidence_level=level),
+            shared_item_proportion(flipped, members, confidence_level=level),
             follows_first=primacy,
             follows_last=recency,
         )
-        primacy_share = proportion(primacy, primacy + recency, confidence_level=level)
+        primacy_share = shared_item_proportion(sided, sided_members, confidence_level=level)
         # First / last part match over the random orders, clustered by tuple.
-        first, last, clusters = [], [], []
-        for index, (t, per_order) in enumerate(zip(tuples, judged, strict=True)):
+        first, last = [], []
+        random_members: list[tuple[str, ...]] = []
+        for t, per_order in zip(tuples, judged, strict=True):
             for order in self.order_names[2:]:
                 one = per_order[order]
                 if one is None:
@@ -489,7 +497,7 @@ class PermutationProbe(Probe):
                 decision = one.decision
                 first.append(decision == decide(rubric, base[parts[0]]))
                 last.append(decision == decide(rubric, base[parts[-1]]))
-                clusters.append(index)
+                random_members.append(tuple(t.parts))
         # Distances between orders, over tuples judged in every order.
         columns: list[list[float]] = [[] for _ in self.order_names]
         for per_order in judged:
@@ -503,8 +511,9 @@ class PermutationProbe(Probe):
                 "positional_bias",
                 bias,
                 f"Share of {k}-tuples whose decision flips between increasing and decreasing "
-                "order of base score (Wilson CI); counts say how many flips follow the first "
-                "or the last part",
+                "order of base score (Wilson CI at the effective n over the items the tuples "
+                "share; n counts items); counts say how many flips follow the first or the last "
+                "part",
                 labels,
                 FLIP_THRESHOLD,
             ),
@@ -518,35 +527,28 @@ class PermutationProbe(Probe):
             ),
             Finding(
                 "first_part_match",
-                clustered_proportion(
-                    first,
-                    clusters,
-                    confidence_level=level,
-                    seed=options.seed,
-                    n_resamples=options.n_resamples,
-                ),
+                shared_item_proportion(first, random_members, confidence_level=level),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
-                "their first part (CI clustered by tuple)",
+                "their first part (CI over the items the tuples share)",
                 labels,
             ),
             Finding(
                 "last_part_match",
-                clustered_proportion(
-                    last,
-                    clusters,
-                    confidence_level=level,
-                    seed=options.seed,
-                    n_resamples=options.n_resamples,
-                ),
+                shared_item_proportion(last, random_members, confidence_level=level),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
-                "their last part; compare with first_part_match (CI clustered by tuple)",
+                "their last part; compare with first_part_match (CI over shared items)",
                 labels,
             ),
             Finding(
                 "wasserstein_increasing_decreasing",
-                paired_wasserstein(incr, decr, **options.kwargs),
+                over_shared_items(
+                    paired_wasserstein(incr, decr, **options.kwargs),
+                    [abs(a - b) for a, b in zip(incr, decr, strict=True)],
+                    members,
+                ),
                 f"Wasserstein distance between the scores of {k}-tuples in increasing and in "
-                "decreasing order (paired basic bootstrap CI)",
+                "decreasing order (paired basic bootstrap CI, widened to the items the tuples "
+                "share; n counts items)",
                 labels,
                 distance_threshold(span),
             ),
