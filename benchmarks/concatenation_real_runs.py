@@ -51,7 +51,7 @@ from judgeprobe.probes.concatenation.permutation import PermutationProbe
 from judgeprobe.probes.concatenation.repetition import RepetitionProbe
 from judgeprobe.probes.decisions import base_request
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 from judgeprobe.runs.responses import generate_responses_sync
 from judgeprobe.stats import Estimate
 
@@ -267,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings: dict[str, float] = {}
     for probe in probes:
         started = time.perf_counter()
-        results.append(run_probe_sync(probe, items, engine, rubric, seed=args.seed))
+        results.append(run_probe(probe, items, engine, rubric, seed=args.seed))
         timings[probe.name] = round(time.perf_counter() - started, 1)
 
     ctx = ProbeContext(judge.fingerprint, rubric, seed=args.seed)

@@ -39,7 +39,7 @@ from judgeprobe.probes.pairwise.length_control import LengthControlledWinRatePro
 from judgeprobe.probes.pairwise.length_null import LengthNullProbe
 from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import analyze_offline, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, run_probe
 from judgeprobe.stats import Estimate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,24 +221,22 @@ def live(n: int, store: str, seed: int) -> None:
     engine = Engine(default_judge(), RunStore(store), EngineConfig(progress=False))
     rubric = builtin_rubric("preference")
     start = time.perf_counter()
-    position = run_probe_sync(
-        PositionProbe(by=(), cluster="prompt"), items, engine, rubric, seed=seed
-    )
-    swap = run_probe_sync(
+    position = run_probe(PositionProbe(by=(), cluster="prompt"), items, engine, rubric, seed=seed)
+    swap = run_probe(
         HumanAgreementProbe(orders="both", include_ties=True, by=(), cluster="prompt"),
         items,
         engine,
         rubric,
         seed=seed,
     )
-    single = run_probe_sync(
+    single = run_probe(
         HumanAgreementProbe(by=("category",), cluster="prompt", min_slice_items=1),
         items,
         engine,
         rubric,
         seed=seed,
     )
-    null = run_probe_sync(
+    null = run_probe(
         LengthNullProbe(by=(), cluster="prompt", compare_units=()), items, engine, rubric, seed=seed
     )
     elapsed = time.perf_counter() - start

@@ -1,6 +1,6 @@
 """How often is the verdict wrong? A simulation study of the probes' statuses.
 
-For each probe family, simulated audits run the probe through the engine (``run_probe_sync``,
+For each probe family, simulated audits run the probe through the engine (``run_probe``,
 an in-memory run store) against synthetic items and a :class:`~judgeprobe.judges.CallableJudge`
 whose behaviour is known by construction:
 
@@ -55,7 +55,7 @@ from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
 from judgeprobe.report.statuses import worst
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 
 SEP = "\n\n"
 """The separator every concatenation probe joins parts with (their default)."""
@@ -519,7 +519,7 @@ def audit(family: Family, judge: Callable[[int], JudgeFn], seed: int) -> ProbeRe
         RunStore(":memory:"),
         EngineConfig(progress=False),
     )
-    return run_probe_sync(family.probe(), family.items(seed), engine, family.rubric, seed=seed)
+    return run_probe(family.probe(), family.items(seed), engine, family.rubric, seed=seed)
 
 
 def overall_status(result: ProbeResult) -> str:

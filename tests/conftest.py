@@ -14,6 +14,25 @@ from judgeprobe.stats import distances, resampling
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def data_root() -> Path:
+    """The shared data folder the real-data tests read: ``$JUDGEPROBE_DATA``, else
+    ``shared/data`` beside the repository. It may be absent; a test that needs it skips.
+
+    Test modules import it (``from conftest import data_root``) where they need the path at
+    import time (in a ``skipif``); a test function takes the :func:`data_folder` fixture.
+    """
+    value = os.environ.get("JUDGEPROBE_DATA")
+    if value:
+        return Path(value)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def data_folder() -> Path:
+    """:func:`data_root`, for a test that takes it as a fixture."""
+    return data_root()
+
+
 @pytest.fixture(scope="session")
 def gguf_path() -> Path:
     """The embedded Gemma 3 270M GGUF file, assembled once from its PyPI package.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import ProbeContext
@@ -38,7 +38,7 @@ from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import ProbeResult, get_probe_class
 from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 from judgeprobe.stats import classification as cls
 
 REFUSAL = builtin_rubric("refusal")
@@ -91,7 +91,7 @@ def run(
 ) -> ProbeResult:
     probe = AgreementProbe(n_resamples=FAST, **params)  # type: ignore[arg-type]
     engine = Engine(judge(fn, "synthetic"), RunStore(":memory:"), EngineConfig(progress=False))
-    return run_probe_sync(probe, data, engine, rubric)
+    return run_probe(probe, data, engine, rubric)
 
 
 def gated(result: ProbeResult) -> dict[str, str]:
@@ -271,7 +271,7 @@ def test_a_judge_in_the_neutral_band_is_never_a_hit() -> None:
 
 def test_items_without_labels_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="needs pointwise items with human labels"):
-        run([PointwiseItem("a", "p", "r")], lambda r: 1.0)
+        AgreementProbe().check([PointwiseItem("a", "p", "r")], ProbeContext("j", REFUSAL))
 
 
 def test_the_design_holds_the_labeled_items_and_the_scale_map_and_round_trips() -> None:
@@ -335,10 +335,7 @@ def test_interval_alpha_by_hand() -> None:
 
 
 # -- real data: PyRIT's harm set with three raters ----------------------------------------------
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 
 
 def test_on_pyrit_violence_with_three_raters_a_copy_passes_and_a_length_rule_fails() -> None:
@@ -386,7 +383,7 @@ def test_humans_of_one_class_leave_the_baselines_n_a_and_the_card_is_still_writt
     store = RunStore(tmp_path / "run.sqlite")
     engine = Engine(judge(lambda r: 0.0, "constant"), store, EngineConfig(progress=False))
     run_id = store.start_run({"command": "test"})
-    result = run_probe_sync(probe, one_class, engine, REFUSAL)
+    result = run_probe(probe, one_class, engine, REFUSAL)
     cells = [row[m] for row in result.tables["baselines"] for m in ("kappa", "auc")]
     assert cells and all(cell is None for cell in cells)
     store.put_result(run_id, "agreement", result.to_dict())

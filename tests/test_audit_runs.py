@@ -243,10 +243,14 @@ def test_an_audit_that_judged_nothing_fails_the_gate_with_its_reason(
     assert "Traceback" not in done.stderr
 
 
-def test_an_audit_without_probes_is_refused_before_any_call(tmp_path: Path) -> None:
+def test_an_audit_without_probes_to_which_no_probe_applies_is_refused_before_any_call(
+    tmp_path: Path,
+) -> None:
     calls: list[Request] = []
-    with pytest.raises(ConfigError, match="the audit selects no probe"):
-        run_audit(_config(tmp_path / "out", probes={}), judge=_counting_judge(calls))
+    config = _config(tmp_path / "out", probes={}, rubric="generation")
+    with pytest.raises(ConfigError, match=r"no probe applies to judge .* rubric 'generation'") as e:
+        run_audit(config, judge=_counting_judge(calls))
+    assert "probe 'repetition' needs a scale or binary or continuous rubric" in str(e.value)
     assert calls == []
 
 
@@ -285,8 +289,8 @@ def test_a_probe_that_cannot_run_stops_the_audit_before_the_first_judge_call(
     )
     with pytest.raises(
         ConfigError,
-        match=r"^probes\.policy_invariance: cannot run: no shipped variant set for rubric "
-        r"'toxicity'",
+        match=r"^probes\.policy_invariance: probe 'policy_invariance' rewords the rubric's "
+        r"instructions, but rubric 'toxicity' gives none",
     ):
         run_audit(config, judge=_counting_judge(calls), progress=False)
     assert calls == []

@@ -307,7 +307,9 @@ def test_the_cli_exports_and_imports_and_lists_unknown_custom_ids(
         "probes: {repetition: {counts: [2]}}\nout: out\n"
     )
     runner = CliRunner()
-    exported = runner.invoke(app, ["batch", "export", str(config), "-o", "batch", "--shards", "2"])
+    exported = runner.invoke(
+        app, ["batch", "export", str(config), "--out", "batch", "--shards", "2"]
+    )
     assert exported.exit_code == 0, exported.output
     assert "pending requests: 16 (repetition stage 1)" in exported.output
     lines = _inputs(tmp_path / "batch")
@@ -322,5 +324,20 @@ def test_the_cli_exports_and_imports_and_lists_unknown_custom_ids(
         "imported: 16 (errors: 0)" in imported.output
         and "unknown custom_id: nobody" in imported.output
     )
-    again = runner.invoke(app, ["batch", "export", str(config), "-o", "batch"])
+    again = runner.invoke(app, ["batch", "export", str(config), "--out", "batch"])
     assert "pending requests: 0; nothing to export" in again.output
+    store = ["--store", str(tmp_path / "out" / "run.sqlite")]
+    assert (
+        "pending requests: 0"
+        in runner.invoke(app, ["batch", "export", str(config), "--out", "batch", *store]).output
+    )
+    # the old spellings: -o for the batch folder, and with it --out for the audit's folder
+    old = runner.invoke(app, ["batch", "export", str(config), "-o", "batch", "--out", "out"])
+    assert old.exit_code == 0, old.output
+    assert "pending requests: 0; nothing to export" in old.stdout
+    assert "warning: batch export -o is deprecated; use --out" in old.stderr
+    assert "use --store DIR/run.sqlite" in old.stderr
+    elsewhere = runner.invoke(
+        app, ["batch", "export", str(config), "--out", "b2", "--store", "x.db"]
+    )
+    assert elsewhere.exit_code == 2 and "OUT/run.sqlite" in elsewhere.output

@@ -30,7 +30,7 @@ from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.registry import get_probe_class
 from judgeprobe.report.stored import read_result
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe
 from judgeprobe.transforms.bias_edits import (
     BIAS_EDITS,
     assign,
@@ -155,7 +155,7 @@ def _run(
         RunStore(":memory:"),
         EngineConfig(progress=False),
     )
-    return run_probe_sync(probe, items, engine, builtin_rubric(rubric), seed=seed)
+    return run_probe(probe, items, engine, builtin_rubric(rubric), seed=seed)
 
 
 def _pairwise(name: str, judge: Callable[[Request], str], **params: object) -> ProbeResult:
@@ -207,7 +207,7 @@ def test_an_unknown_form_is_refused_with_the_forms_there_are() -> None:
 def test_a_rubric_that_reads_no_response_is_refused() -> None:
     rubric = builtin_rubric("harmfulness").with_template("{prompt}", inputs=("prompt",))
     with pytest.raises(ConfigError, match="rubric 'harmfulness' does not read one"):
-        get_probe_class("verbosity")().plan(pointwise_items(4), ProbeContext("j", rubric))
+        get_probe_class("verbosity")().check(pointwise_items(4), ProbeContext("j", rubric))
 
 
 # -- planted judges, pointwise ---------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The bill before the first call: what ``judgeprobe plan`` counts is what the audit then makes."""
+"""The bill before the first call: what ``judgeprobe bill`` counts is what the audit then makes."""
 
 from __future__ import annotations
 
@@ -117,13 +117,13 @@ def test_a_pilot_judges_the_first_stages_and_bills_the_later_ones_exactly(tmp_pa
 def test_plan_pilot_prints_the_pilot_s_calls_and_stores_them(tmp_path: Path) -> None:
     probes = {"bypass": {"ks": [2], "draws": 1, "false_alarm_items": 2, **FEW}}
     config = str(_config_file(tmp_path, probes=probes))
-    result = CliRunner().invoke(app, ["plan", config, "--pilot"], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(app, ["bill", config, "--pilot"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "pilot: 40 calls made" in result.stdout and "40 pilot calls made" in result.stdout
     assert "(bound" not in result.stdout  # a two-stage probe is exact once its first is known
     with RunStore(tmp_path / "out" / "run.sqlite") as store:
         assert len(list(store.iter_verdicts())) == 40
-    again = json.loads(CliRunner().invoke(app, ["plan", config, "--pilot", "--json"]).stdout)
+    again = json.loads(CliRunner().invoke(app, ["bill", config, "--pilot", "--json"]).stdout)
     assert again["pilot"]["calls"] == 0 and again["pilot"]["stored"] == 40
 
 
@@ -221,7 +221,7 @@ def _config_file(tmp_path: Path, **more: Any) -> Path:
 
 def test_plan_prints_the_bill_as_json_and_makes_no_call(tmp_path: Path) -> None:
     config = str(_config_file(tmp_path, pricing=PRICING))
-    result = CliRunner().invoke(app, ["plan", config, "--json"])
+    result = CliRunner().invoke(app, ["bill", config, "--json"])
     assert result.exit_code == 0, result.output
     bill = json.loads(result.stdout)
     assert bill["total"]["calls"] == bill["total"]["distinct"] == 80  # 40 demo items x 2 counts
@@ -232,7 +232,7 @@ def test_plan_prints_the_bill_as_json_and_makes_no_call(tmp_path: Path) -> None:
 
 def test_audit_plan_prints_the_bill_table_and_makes_no_call(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        app, ["audit", str(_config_file(tmp_path)), "--plan"], env={"COLUMNS": "200"}
+        app, ["audit", str(_config_file(tmp_path)), "--bill"], env={"COLUMNS": "200"}
     )
     assert result.exit_code == 0, result.output
     assert re.search(r"repetition\s*│\s*80\s*│\s*80\s*│\s*0\s*│\s*80", result.stdout)
@@ -245,11 +245,11 @@ def test_plan_shows_a_multi_stage_probe_s_expectation_with_its_bound_beside_it(
 ) -> None:
     probes = {"cluster": {"ks": [2], "per_cluster": 10, **FEW}}
     config = str(_config_file(tmp_path, probes=probes))
-    table = CliRunner().invoke(app, ["plan", config], env={"COLUMNS": "200"})
+    table = CliRunner().invoke(app, ["bill", config], env={"COLUMNS": "200"})
     assert table.exit_code == 0, table.output
     assert re.search(r"cluster\s*│.*│\s*\d+ \(bound \d+\)\s*│\s*\d+ \(bound \d+\)", table.stdout)
     assert "the figure is its expectation" in table.stdout
-    row = json.loads(CliRunner().invoke(app, ["plan", config, "--json"]).stdout)["probes"][0]
+    row = json.loads(CliRunner().invoke(app, ["bill", config, "--json"]).stdout)["probes"][0]
     assert row["bound"] and row["bound_calls"] >= row["calls"] > 0
 
 
@@ -281,7 +281,7 @@ def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path
 def test_confirm_over_on_a_terminal_asks_and_runs_only_on_yes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, runs: bool
 ) -> None:
-    monkeypatch.setattr("judgeprobe._cli.plan.on_terminal", lambda: True)
+    monkeypatch.setattr("judgeprobe._cli.bill.on_terminal", lambda: True)
     config = str(_config_file(tmp_path, pricing=PRICING))
     result = CliRunner().invoke(
         app, ["audit", config, "--confirm-over", "0.000001", "--fail-on", "never"], input=answer

@@ -32,7 +32,7 @@ from judgeprobe.probes.concatenation.bypass import BypassDesign, BypassProbe, pl
 from judgeprobe.probes.decisions import base_request, base_role
 from judgeprobe.probes.registry import build_probe
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe
 
 HARM = builtin_rubric("harmfulness")
 TOXICITY = builtin_rubric("toxicity")
@@ -82,7 +82,7 @@ def run(
     seed: int = 0,
 ) -> ProbeResult:
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
-    return run_probe_sync(probe, items, engine, rubric, seed=seed)
+    return run_probe(probe, items, engine, rubric, seed=seed)
 
 
 def word_verdicts(items: Sequence[PointwiseItem], ctx: ProbeContext) -> dict[str, Verdict]:
@@ -376,7 +376,7 @@ def test_analysis_reads_the_stored_design_and_draws_nothing_again(
     judge = first_part_judge()
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
     probe = BypassProbe(ks=(2, 4), draws=3, n_resamples=FAST)
-    result = run_probe_sync(probe, make_items(4, 8, between=2), engine, HARM)
+    result = run_probe(probe, make_items(4, 8, between=2), engine, HARM)
     assert result.plan is not None
     design = decode(loads(dumps(result.plan.design)))
     assert isinstance(design, BypassDesign) and design == result.plan.design
@@ -398,7 +398,7 @@ def test_a_stored_run_is_analysed_again_from_its_store_alone(tmp_path: Path) -> 
     store = RunStore(tmp_path / "run.sqlite")
     engine = Engine(first_part_judge(), store, EngineConfig(progress=False))
     probe = BypassProbe(ks=(2, 3), draws=3, n_resamples=FAST)
-    result = run_probe_sync(probe, make_items(4, 8, between=2), engine, HARM)
+    result = run_probe(probe, make_items(4, 8, between=2), engine, HARM)
     assert result.plan is not None
     run_id = store.start_run({})
     store.put_result(run_id, probe.name, result.to_dict())

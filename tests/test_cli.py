@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.run import run_audit
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import ConfigError
+from judgeprobe.probes import probe_names
 from judgeprobe.report import build_card
 
 
@@ -117,10 +119,7 @@ def test_cli_audit_card_and_score_work_end_to_end(tmp_path: Path) -> None:
     assert len((tmp_path / "v.csv").read_text().splitlines()) == 41
 
 
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 MINI_HATE = DATA / "pyrit_scorer_evals" / "harm" / "mini_hate_speech.csv"
 
 
@@ -377,6 +376,55 @@ def test_the_loader_flag_picks_the_loader_of_the_data_path(tmp_path: Path) -> No
     typo = _cli(
         "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", "looks.csv",
         "--loader", "tabel", "--probes", "repetition", "--out", "out", cwd=tmp_path,
+        env={"COLUMNS": "400"},
     )  # fmt: skip
-    assert typo.returncode == 2
-    assert "unknown loader 'tabel'; did you mean 'table'?" in _one_line(typo.stderr)
+    assert typo.returncode == 2  # a usage error naming the loaders, before any work
+    assert "'tabel' is not one of 'table', 'pyrit'," in _one_line(typo.stderr)
+
+
+# -- the default probe set -------------------------------------------------------------------------
+def test_an_audit_without_probes_runs_those_that_apply_and_lists_the_others_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from judgeprobe._cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    args = ["--judge", "profanity", "--rubric", "toxicity", "--data", "demo"]
+    done = CliRunner().invoke(
+        app, ["audit", *args, "--limit", "10", "--fail-on", "never", "--out", "out"]
+    )
+    assert done.exit_code == 0, done.output
+    card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
+    ran = {p["name"] for p in card["probes"]}
+    left_out = card["tested"]["not_applicable"]
+    assert {"repetition", "cluster", "permutation", "bypass", "agreement", "verbosity"} <= ran
+    assert not ran & set(left_out)
+    assert ran | set(left_out) == set(probe_names())
+    assert left_out["position"] == (
+        "probe 'position' needs a pairwise rubric, not the continuous rubric 'toxicity'"
+    )
+    assert "rubric 'toxicity' gives none" in left_out["policy_invariance"]
+    appendix = (tmp_path / "out" / "card-appendix.md").read_text(encoding="utf-8")
+    assert "- position: probe 'position' needs a pairwise rubric" in appendix
+
+
+def test_the_probes_command_says_which_probes_apply_and_why_the_others_do_not() -> None:
+    from typer.testing import CliRunner
+
+    from judgeprobe._cli.main import app
+
+    args = ["probes", "--judge", "profanity", "--rubric", "toxicity", "--data", "demo"]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert done.exit_code == 0, done.output
+    rows = {line.split("│")[1].strip(): line for line in done.output.splitlines() if "│" in line}
+    assert "│ yes" in rows["repetition"] and "│ yes" in rows["agreement"]
+    assert "│ no" in rows["position"]
+    assert "needs a pairwise rubric, not the continuous rubric 'toxicity'" in rows["position"]
+    assert "gives none" in rows["policy_invariance"]
+    assert (
+        f"of {len(probe_names())} probes apply to judge profanity, rubric toxicity" in done.output
+    )
+    listing = CliRunner().invoke(app, ["probes"], env={"COLUMNS": "400"})
+    assert listing.exit_code == 0 and "rubric kinds" in listing.output

@@ -561,8 +561,10 @@ def test_position_and_the_length_probes_are_paired_by_pair(tmp_path: Path) -> No
     validate_comparison(document)
 
 
-def policy_audit(folder: Path, score: Any, *, name: str) -> Path:
-    """A policy-invariance audit of 24 refusal items with three base reruns."""
+def policy_audit(
+    folder: Path, score: Any, *, name: str, probes: Mapping[str, Any] | None = None
+) -> Path:
+    """A policy-invariance audit of 24 refusal items with three base reruns (or of ``probes``)."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "items.jsonl"
     rows = [
@@ -580,7 +582,7 @@ def policy_audit(folder: Path, score: Any, *, name: str) -> Path:
             "rubric": "refusal",
             "data": str(data),
             "out": str(folder / "out"),
-            "probes": {"policy_invariance": {"reruns": 3, "n_resamples": 100}},
+            "probes": probes or {"policy_invariance": {"reruns": 3, "n_resamples": 100}},
             "seed": 3,
             "fail_on": "never",
         }
@@ -619,6 +621,47 @@ def test_policy_invariance_flips_are_paired_by_item(tmp_path: Path) -> None:
     for d in (delta, variant, syntax):
         expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
         assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)
+
+
+def swayed_by_any_addition(request: Request) -> str:
+    """:func:`steady_refusal` on the items as they are; compliance for any added text."""
+    response = request.field_map["response"]
+    return (
+        steady_refusal(request)
+        if response.startswith("reply") and "\n" not in response
+        else "false"
+    )
+
+
+def test_the_bias_probes_are_paired_by_item_and_an_undeclared_reason_is_the_probes(
+    tmp_path: Path,
+) -> None:
+    """A judge moved by the edit and its placebo alike moves every item that can move (the
+    ``edited_move_rate`` changes) but shows no excess over the placebo; both are paired on the
+    items that can move in both runs (the refusals), and the probe's own declaration says why
+    a finding is unpaired."""
+    probes = {"verbosity": {}, "policy_invariance": {"reruns": 3, "n_resamples": 100}}
+    steady = policy_audit(tmp_path / "steady", steady_refusal, name="steady", probes=probes)
+    swayed = policy_audit(tmp_path / "swayed", swayed_by_any_addition, name="swayed", probes=probes)
+    document = compare_runs([steady, swayed])
+
+    found = {
+        (d["probe"], d["finding"], tuple(d["labels"].items())): d for d in differences(document)
+    }
+    excess = found["verbosity", "excess_move_rate", ()]
+    moved = found["verbosity", "edited_move_rate", ()]
+    assert excess["method"] == moved["method"] == "paired" and excess["gated"]
+    assert excess["difference"]["estimate"] == 0.0 and excess["word"] == "no evidence"
+    assert moved["difference"]["estimate"] == 1.0 and moved["difference"]["n"] == 12
+    assert moved["word"] == "changed"
+    for d in (excess, moved):
+        expected = d["candidate"]["estimate"] - d["baseline"]["estimate"]
+        assert d["difference"]["estimate"] == pytest.approx(expected, abs=1e-12)
+    spread = [d for (_, name, _), d in found.items() if name == "accuracy_spread"]
+    assert spread and all(d["method"] == "paired" for d in spread)
+    ratio = [d for (_, name, _), d in found.items() if name == "directional_ratio"]
+    assert all("threshold-shift flips alone" in d["unpaired_reason"] for d in ratio)
+    validate_comparison(document)
 
 
 def test_the_page_shows_the_gated_differences_as_a_figure_and_folds_the_others(

@@ -9,7 +9,6 @@ recovered within the reported intervals.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
@@ -34,7 +34,7 @@ from judgeprobe.probes.concatenation.permutation import PermutationDesign, Permu
 from judgeprobe.probes.concatenation.repetition import RepetitionProbe
 from judgeprobe.probes.decisions import BootstrapOptions, base_request, base_role, draw_tuples
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe
 from judgeprobe.runs.responses import generate_responses, generate_responses_sync
 from judgeprobe.stats import (
     mean,
@@ -111,7 +111,7 @@ def run(
     seed: int = 0,
     engine: Engine | None = None,
 ) -> ProbeResult:
-    return run_probe_sync(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
+    return run_probe(probe, items, engine or engine_for(judge), rubric, seed=seed)  # type: ignore[arg-type]
 
 
 def base_verdicts(items: Sequence[PointwiseItem], ctx: ProbeContext) -> dict[str, Verdict]:
@@ -681,8 +681,8 @@ def test_a_rubric_with_inputs_beyond_prompt_and_response_is_rejected() -> None:
     rubric = HARM.with_template(
         HARM.template + "\n{reference}", inputs=("prompt", "response", "reference")
     )
-    with pytest.raises(ConfigError, match="reference"):
-        RepetitionProbe().plan(balanced_items(1), ProbeContext("j", rubric))
+    with pytest.raises(ConfigError, match="also needs \\['reference'\\]"):
+        RepetitionProbe().check(balanced_items(1), ProbeContext("j", rubric))
 
 
 def test_probes_are_registered_by_name() -> None:
@@ -768,11 +768,7 @@ def test_generation_needs_a_generation_rubric() -> None:
 
 
 # -- real data ---------------------------------------------------------------------------------
-DATA = Path(
-    os.environ.get(
-        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
-)
+DATA = data_root()
 
 
 @pytest.mark.skipif(not (DATA / "pyrit_scorer_evals" / "harm").is_dir(), reason="PyRIT data absent")

@@ -176,6 +176,7 @@ PUBLIC_API: dict[ModuleType, list[str]] = {
         "reanalyze",
         "run_audit",
         "run_probe",
+        "run_probe_async",
         "run_probe_sync",
         "run_repair_audit",
         *PROBE_CLASSES,

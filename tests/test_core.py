@@ -108,7 +108,8 @@ def test_get_rubric_accepts_a_name_a_path_or_a_rubric(tmp_path) -> None:  # type
         "decision: {positive: refusal, positive_at: 1, negative: compliance, negative_at: 0}\n"
     )
     assert get_rubric(str(path)).name == "mine"
-    assert get_rubric("refusal") is not None
+    by_name = get_rubric("refusal")  # a built-in name: that rubric, not another one
+    assert (by_name.name, by_name.hash) == ("refusal", builtin_rubric("refusal").hash)
     assert get_rubric(REFUSAL) is REFUSAL
     with pytest.raises(RubricError, match="no built-in rubric"):
         get_rubric("no-such-rubric")

@@ -18,7 +18,6 @@ from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.demo import (
     DEMO_PROBES,
     LEFT_OUT_OF_DEMO,
-    NOT_APPLICABLE_TO_CLASSIFIER,
     DemoOutcome,
     comparison_lines,
     demo_configs,
@@ -72,9 +71,13 @@ def test_the_classifier_runs_every_pointwise_demo_probe_with_the_same_parameters
     llama, profanity = demo_configs("out").values()
 
     assert set(profanity.probes) | set(profanity.not_applicable) == set(llama.probes)
-    assert profanity.not_applicable == NOT_APPLICABLE_TO_CLASSIFIER
     pairwise = {name for name, params in DEMO_PROBES.items() if params.get("data")}
-    assert pairwise <= set(profanity.not_applicable)
+    assert set(profanity.not_applicable) == pairwise | {"policy_invariance"}
+    for name in pairwise:
+        assert profanity.not_applicable[name] == (
+            f"probe {name!r} needs a pairwise rubric, not the continuous rubric 'toxicity'"
+        )
+    assert "rubric 'toxicity' gives none" in profanity.not_applicable["policy_invariance"]
     assert all(profanity.probes[name] == llama.probes[name] for name in profanity.probes)
 
 
@@ -112,9 +115,7 @@ def test_the_classifier_card_says_which_probes_do_not_apply_and_why(
     assert {p["name"] for p in card["probes"]} == {"repetition"}
     markdown = (out / "profanity" / "card-appendix.md").read_text(encoding="utf-8")
     assert "Not applicable to this judge, so not run:" in markdown
-    assert "- position: the profanity classifier scores one text; it has no pairwise mode" in (
-        markdown
-    )
+    assert "- position: probe 'position' needs a pairwise rubric, not the continuous" in markdown
     assert 'id="tested-not-applicable"' in (out / "profanity" / "card.html").read_text("utf-8")
     llama = json.loads((out / "llama" / "card.json").read_text(encoding="utf-8"))
     assert llama["tested"]["not_applicable"] == {}

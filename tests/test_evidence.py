@@ -39,7 +39,7 @@ from judgeprobe.report.findings import finding_entry
 from judgeprobe.report.schema import card_errors
 from judgeprobe.report.stored import read_result
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import analyze_offline, reanalyze, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, reanalyze, run_probe
 
 HARM = builtin_rubric("harmfulness")
 PREFERENCE = builtin_rubric("preference")
@@ -73,7 +73,7 @@ def run(
     engine = Engine(
         CallableJudge(fn, name="planted"), RunStore(":memory:"), EngineConfig(progress=False)
     )  # type: ignore[arg-type]
-    return run_probe_sync(probe, data, engine, rubric, seed=0)  # type: ignore[arg-type]
+    return run_probe(probe, data, engine, rubric, seed=0)  # type: ignore[arg-type]
 
 
 def evidence_of(result: ProbeResult, name: str, **labels: str) -> Evidence:

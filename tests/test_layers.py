@@ -288,3 +288,39 @@ def test_no_source_file_holds_more_than_one_concept() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > LONGEST_MODULE
     }
     assert not long, f"modules over {LONGEST_MODULE} lines: {long}"
+
+
+ARCHITECTURE = SOURCE.parent / "docs" / "architecture.md"
+
+
+def drawn_floors() -> dict[int, tuple[str, ...]]:
+    """The floors as docs/architecture.md draws them: the block after its ``floors`` marker, read
+    by its columns (``floor``, ``room``, ``what is there``)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    lines = text.split("<!-- floors:", 1)[1].split("```", 2)[1].strip("\n").splitlines()
+    header = lines[0]
+    start, end = header.index("room"), header.index("what is there")
+    return {
+        int(line[:start]): tuple(line[start:end].split())
+        for line in lines[1:]
+        if line[:start].strip().isdigit()
+    }
+
+
+def as_room(drawn: str) -> str:
+    """``_cli/`` -> ``_cli``, ``data/items`` -> ``data.items``, ``__init__`` -> the package."""
+    name = drawn.rstrip("/").replace("/", ".")
+    return "" if name == "__init__" else name
+
+
+def test_the_architecture_drawing_is_the_floor_table() -> None:
+    drawn = {floor: sorted(as_room(r) for r in rooms) for floor, rooms in drawn_floors().items()}
+    assert drawn == {floor: sorted(rooms) for floor, rooms in ROOMS.items()}
+
+
+def test_every_room_of_the_root_is_drawn() -> None:
+    drawn = {as_room(r).split(".")[0] for rooms in drawn_floors().values() for r in rooms}
+    root = {p.stem for p in (SOURCE / PACKAGE).glob("*.py")} | {
+        p.name for p in (SOURCE / PACKAGE).iterdir() if (p / "__init__.py").exists()
+    }
+    assert root - {"__init__"} <= drawn

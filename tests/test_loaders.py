@@ -11,7 +11,6 @@ import csv
 import gzip
 import itertools
 import json
-import os
 import re
 import sys
 from collections import Counter
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import judgeprobe.data as data_api
+from conftest import data_root
 from judgeprobe.data import (
     BINARY_SCALE,
     LIKERT5_SCALE,
@@ -42,10 +42,7 @@ from judgeprobe.data import (
 from judgeprobe.errors import ConfigError, DataError, MissingDependencyError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 
 
 def data_path(*parts: str) -> Path:

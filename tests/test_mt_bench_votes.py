@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe.core.falsifier import load_falsifier
 from judgeprobe.core.plan import ProbeContext
 from judgeprobe.data import PairwiseItem, Vote, item_fields, load_dataset, load_mt_bench_votes
@@ -31,7 +31,7 @@ from judgeprobe.runs.probe import analyze_offline
 from judgeprobe.transforms.swap import swap_positions
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("JUDGEPROBE_DATA") or ROOT.parent / "shared" / "data")
+DATA = data_root()
 FALSIFIER = ROOT / "benchmarks" / "falsifiers" / "mt_bench_votes_length_confound.yaml"
 CTX = ProbeContext(judge="recorded", rubric=builtin_rubric("preference"), seed=0)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from audited import audited_store
+from conftest import data_root
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.family import adjust_family, headline_thresholds, is_slice
 from judgeprobe.audit.run import run_audit
@@ -33,11 +33,7 @@ from judgeprobe.runs.probe import analyze_offline
 from judgeprobe.stats.multiplicity import holm, pvalue_from_ci
 from judgeprobe.stats.proportions import proportion
 
-DATA = Path(
-    os.environ.get(
-        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
-)
+DATA = data_root()
 FLIP = Threshold(warn=None, fail=0.1, higher_is_worse=True)
 """A flip rate that fails at 0.1 or above (no warn band), as a probe's default would."""
 

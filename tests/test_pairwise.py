@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe.core.falsifier import Falsifier, load_falsifier, parse_falsifier
 from judgeprobe.core.plan import ProbeContext
@@ -29,15 +29,11 @@ from judgeprobe.probes.pairwise.length_control import LengthControlledWinRatePro
 from judgeprobe.probes.pairwise.length_null import LengthNullProbe
 from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import analyze_offline, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, run_probe
 from judgeprobe.stats import ConfidenceInterval, Estimate, proportion
 from judgeprobe.transforms.swap import swap_positions
 
-DATA = Path(
-    os.environ.get(
-        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
-)
+DATA = data_root()
 RUBRIC = builtin_rubric("preference")
 CTX = ProbeContext(judge="recorded", rubric=RUBRIC, seed=0)
 OTHER: dict[PairwiseChoice, PairwiseChoice] = {"A": "B", "B": "A", "tie": "tie"}
@@ -131,7 +127,7 @@ def run_live(
 ) -> ProbeResult:
     judge = CallableJudge(fn, name="synthetic")  # type: ignore[arg-type]
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False, max_retries=0))
-    return run_probe_sync(probe, items, engine, RUBRIC, seed=0)
+    return run_probe(probe, items, engine, RUBRIC, seed=0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-import os
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import data_root
 from judgeprobe._util.codec import decode, dumps, loads
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import ProbeContext, Verdicts
@@ -47,7 +47,7 @@ from judgeprobe.rubrics import (
 )
 from judgeprobe.rubrics.validation import validate_variant, validate_variants
 from judgeprobe.rubrics.variants import TRANSFORMS, Variant, VariantSet
-from judgeprobe.runs.probe import reanalyze, run_probe_sync
+from judgeprobe.runs.probe import reanalyze, run_probe
 from judgeprobe.runs.variants import (
     GeneratorPrompts,
     VariantGenerator,
@@ -65,11 +65,7 @@ from judgeprobe.stats.flips import (
     spread_test,
 )
 
-DATA = Path(
-    os.environ.get(
-        "JUDGEPROBE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
-)
+DATA = data_root()
 JUDGING_RUBRICS = ("harmfulness", "refusal", "preference")
 
 
@@ -87,7 +83,7 @@ def run(
     engine = Engine(
         CallableJudge(fn, name=name), RunStore(":memory:"), EngineConfig(progress=False)
     )
-    return run_probe_sync(probe, items, engine, rubric, seed=seed)
+    return run_probe(probe, items, engine, rubric, seed=seed)
 
 
 def pointwise_items(n: int, label: Callable[[int], float] = lambda k: float(k % 2)) -> list[Item]:
@@ -579,7 +575,7 @@ def test_analysis_reads_the_validated_wordings_from_the_plan() -> None:
         RunStore(":memory:"),
         EngineConfig(progress=False),
     )
-    result = run_probe_sync(PolicyInvarianceProbe(), items, engine, rubric)
+    result = run_probe(PolicyInvarianceProbe(), items, engine, rubric)
     assert result.plan is not None
     design = result.plan.design
     assert isinstance(design, PolicyDesign)
@@ -602,7 +598,7 @@ def test_a_stored_run_is_analysed_again_from_the_store_alone(tmp_path: Path) -> 
         CallableJudge(strictness_sensitive, name="j"), store, EngineConfig(progress=False)
     )
     probe = PolicyInvarianceProbe(reproduction_trials=1, n_resamples=100)
-    result = run_probe_sync(probe, noisy_refusal_items(30), engine, rubric)
+    result = run_probe(probe, noisy_refusal_items(30), engine, rubric)
     assert result.plan is not None and result.plan.stage == 2 and result.plan.design.flipped
     run_id = store.start_run({})
     store.put_plan(run_id, probe.name, result.plan)

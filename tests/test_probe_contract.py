@@ -6,6 +6,9 @@
   and nothing fails on it.
 - The design round-trips through the run store: a run analysed again from its store alone, with
   no judge, gives the same findings, tables, figures and notes.
+- Every gated finding can be paired between two runs, or the probe says why not: the probe gives
+  its value per unit (an item, a pair, a drawn tuple or concatenation) whose statistic is the
+  finding's estimate, or declares the reason it cannot be paired.
 
 A registered probe missing from :data:`FIXTURES` fails the first test.
 """
@@ -21,7 +24,7 @@ import pytest
 
 from judgeprobe._util import codec as _codec
 from judgeprobe._util.hashing import canonical_json, content_hash
-from judgeprobe.core.plan import Plan, ProbeContext
+from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
@@ -29,8 +32,9 @@ from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.judges import CallableJudge
 from judgeprobe.probes import Probe, ProbeResult
 from judgeprobe.probes.registry import get_probe_class, probe_names
+from judgeprobe.probes.units import UNIT_KINDS, finding_key
 from judgeprobe.rubrics import Rubric, builtin_rubric
-from judgeprobe.runs.probe import probe_context, reanalyze, run_probe_sync
+from judgeprobe.runs.probe import probe_context, reanalyze, run_probe
 
 FAST = 100
 
@@ -235,7 +239,7 @@ def _run(
     name: str, fn: Callable[[Request], Any], items: Sequence[Item], seed: int = 0
 ) -> ProbeResult:
     fixture = FIXTURES[name]
-    return run_probe_sync(
+    return run_probe(
         _probe(name),
         items,
         _engine(fn, generates=fixture.generates),
@@ -315,7 +319,7 @@ def test_a_run_analysed_again_from_its_store_gives_the_same_result_without_a_jud
 ) -> None:
     fixture = FIXTURES[name]
     store = RunStore(tmp_path / "run.sqlite")
-    result = run_probe_sync(
+    result = run_probe(
         _probe(name),
         fixture.items(),
         _engine(fixture.noisy, store, generates=fixture.generates),
@@ -330,3 +334,46 @@ def test_a_run_analysed_again_from_its_store_gives_the_same_result_without_a_jud
     again = reanalyze(store, run_id, name)
     assert _comparable(again) == _comparable(store.results(run_id)[name])
     assert again.usage["calls"] == 0
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_every_gated_finding_is_paired_by_its_units_or_says_why_it_cannot_be(name: str) -> None:
+    """Per finding the probe declares a unit for (every gated one, unless it declares why it
+    cannot be paired), its units' statistic is the finding's estimate: a drawn concatenation's
+    rate is the mean over the concatenations, an item's rate the mean over the items."""
+    fixture = FIXTURES[name]
+    store = RunStore(":memory:")
+    probe = _probe(name)
+    result = run_probe(
+        probe,
+        fixture.items(),
+        _engine(fixture.noisy, store, generates=fixture.generates),
+        builtin_rubric(fixture.rubric),
+        seed=5,
+    )
+    assert result.plan is not None
+    verdicts = Verdicts(result.plan, store.get_many(sorted(result.plan.keys)))
+    units = probe.units(result.plan, verdicts)
+    declared, unpaired = probe.finding_units, probe.unpaired_findings
+    assert not set(declared) & set(unpaired), f"{name}: a finding both paired and unpaired"
+    assert set(declared.values()) <= set(UNIT_KINDS)
+    assert all(reason.strip() for reason in unpaired.values())
+    if probe.finding_names is not None:
+        named = set(probe.finding_names)
+        assert set(declared) | set(unpaired) | set(probe.score_unit_findings) <= named
+    assert {key[0] for key in units} <= set(declared), f"{name}: units of undeclared findings"
+    for finding in result.findings:
+        gated = finding.threshold is not None
+        if not finding.estimate.defined or finding.name in unpaired:
+            continue
+        if finding.name not in declared:
+            assert not gated, (
+                f"{name}: gated finding {finding.name!r} declares neither its unit "
+                "(finding_units) nor why it cannot be paired (unpaired_findings)"
+            )
+            continue
+        found = units.get(finding_key(finding.name, finding.labels))
+        assert found is not None, f"{name}: no units of {finding.name} {dict(finding.labels)}"
+        assert found.estimate() == pytest.approx(finding.estimate.estimate, abs=1e-9), (
+            f"{name}: {finding.name} {dict(finding.labels)}"
+        )

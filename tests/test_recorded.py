@@ -114,12 +114,12 @@ def test_a_recorded_audit_runs_with_zero_calls_and_the_card_names_the_file(tmp_p
 def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> None:
     from judgeprobe.engine import Engine, EngineConfig
     from judgeprobe.engine.store import RunStore
-    from judgeprobe.runs.probe import run_probe_sync
+    from judgeprobe.runs.probe import run_probe
 
     judge = RecordedJudge(write(verdict_rows(), tmp_path / "v.csv"))
     judge.bind(items())
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
-    result = run_probe_sync(AgreementProbe(n_resamples=200), items(), engine, REFUSAL)
+    result = run_probe(AgreementProbe(n_resamples=200), items(), engine, REFUSAL)
     assert result.tables["items"]["error"] == 1
     assert result.finding("accuracy").estimate.n == 59
     assert result.finding("judge_minus_best_baseline_kappa").status == "pass"
@@ -128,7 +128,7 @@ def test_the_item_without_a_verdict_is_left_out_and_counted(tmp_path: Path) -> N
 def test_a_recorded_probability_gives_the_ranking_and_the_calibration(tmp_path: Path) -> None:
     from judgeprobe.engine import Engine, EngineConfig
     from judgeprobe.engine.store import RunStore
-    from judgeprobe.runs.probe import run_probe_sync
+    from judgeprobe.runs.probe import run_probe
 
     rows = [
         {**row, "probability": 0.9 if row["label"] == "true" else 0.2} for row in verdict_rows()
@@ -136,7 +136,7 @@ def test_a_recorded_probability_gives_the_ranking_and_the_calibration(tmp_path: 
     judge = RecordedJudge(write(rows, tmp_path / "v.parquet"))
     judge.bind(items())
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
-    result = run_probe_sync(AgreementProbe(n_resamples=200), items(), engine, REFUSAL)
+    result = run_probe(AgreementProbe(n_resamples=200), items(), engine, REFUSAL)
     # 19 refusals at 0.9 (gap 0.1) and 40 compliances at 0.2 (gap 0.2); item 1 has no verdict
     ece = result.finding("expected_calibration_error").estimate.estimate
     assert ece == pytest.approx((19 * 0.1 + 40 * 0.2) / 59)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import data_root
 from judgeprobe._cli.main import app
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.run import run_audit
@@ -30,7 +30,7 @@ from judgeprobe.judges.registry import build_judge
 from judgeprobe.rubrics import builtin_rubric
 
 REFUSAL = builtin_rubric("refusal")
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = data_root()
 
 
 def truth(k: int) -> int:
@@ -346,7 +346,7 @@ def test_score_output_read_back_gives_the_live_agreement_with_no_call(
 
 # -- pairwise: a file of votes, the dataset's own votes, the deprecated judge_source ----------
 def pandalm() -> Path:
-    path = Path(os.environ.get("JUDGEPROBE_DATA", DATA)) / "pandalm_testset" / "testset-v1.json"
+    path = DATA / "pandalm_testset" / "testset-v1.json"
     if not path.exists():
         pytest.skip(f"dataset not found: {path} (set JUDGEPROBE_DATA)")
     return path

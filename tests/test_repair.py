@@ -47,7 +47,7 @@ from judgeprobe.probes.pairwise.length_null import LengthNullProbe
 from judgeprobe.probes.pairwise.position import PositionProbe
 from judgeprobe.probes.policy_invariance import PolicyInvarianceProbe
 from judgeprobe.rubrics import Rubric, builtin_rubric, builtin_variants
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 
 PREFERENCE = builtin_rubric("preference")
 HARM = builtin_rubric("harmfulness")
@@ -57,7 +57,7 @@ PART = 24  # characters of every synthetic pointwise response
 
 def run(probe: Probe, items: Sequence[Item], judge: Judge, rubric: Rubric) -> ProbeResult:
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False, max_retries=0))
-    return run_probe_sync(probe, items, engine, rubric, seed=0)
+    return run_probe(probe, items, engine, rubric, seed=0)
 
 
 def estimate(result: ProbeResult, name: str, **labels: str) -> float:

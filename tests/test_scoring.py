@@ -4,11 +4,11 @@ agreement with the human labels is the agreement probe's, number for number."""
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
 import pytest
 
+from conftest import data_root
 from judgeprobe.core.judge import Judge
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
@@ -20,16 +20,13 @@ from judgeprobe.judges import CallableJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import run_probe_sync
+from judgeprobe.runs.probe import run_probe
 from judgeprobe.runs.scoring import score_items_sync
 from judgeprobe.runs.scoring_agreement import score_agreement
 
 REFUSAL = builtin_rubric("refusal")
 TOXICITY = builtin_rubric("toxicity")
-DATA = Path(
-    os.environ.get("JUDGEPROBE_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+DATA = data_root()
 FAST = 200
 
 
@@ -87,7 +84,7 @@ def test_the_agreement_of_a_score_run_is_the_agreement_probes_number_for_number(
     result = score_items_sync(items, engine(judge), REFUSAL)
     agreement = score_agreement(result, REFUSAL, n_resamples=FAST)
     assert agreement is not None
-    probe = run_probe_sync(AgreementProbe(n_resamples=FAST), items, engine(judge), REFUSAL)
+    probe = run_probe(AgreementProbe(n_resamples=FAST), items, engine(judge), REFUSAL)
     expected = {(f.name, tuple(f.labels.items())): f.estimate for f in probe.findings}
     names = [f.name for f in agreement.findings]
     for name in ("accuracy", "balanced_accuracy", "kappa", "mcc", "f1"):

@@ -29,7 +29,7 @@ from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.pairwise.self_preference import SelfPreferenceProbe
 from judgeprobe.report.stored import read_result
 from judgeprobe.rubrics import builtin_rubric
-from judgeprobe.runs.probe import analyze_offline, run_probe_sync
+from judgeprobe.runs.probe import analyze_offline, run_probe
 
 RUBRIC = builtin_rubric("preference")
 FAST = {"n_resamples": 200}
@@ -109,7 +109,7 @@ def run(
     judge = CallableJudge(fn, name="synthetic", generates=generates)  # type: ignore[arg-type]
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False, max_retries=0))
     probe = SelfPreferenceProbe(**{**FAST, **params})  # type: ignore[arg-type]
-    return run_probe_sync(probe, items, engine, RUBRIC, seed=0)
+    return run_probe(probe, items, engine, RUBRIC, seed=0)
 
 
 def test_a_judge_that_prefers_its_own_text_fails_with_the_interval_above_the_threshold() -> None:

@@ -484,7 +484,7 @@ def test_concatenation_probes_run_end_to_end_with_a_reward_model_judge(
     from judgeprobe.probes.concatenation.cluster import ClusterProbe
     from judgeprobe.probes.concatenation.permutation import PermutationProbe
     from judgeprobe.probes.concatenation.repetition import RepetitionProbe
-    from judgeprobe.runs.probe import run_probe_sync
+    from judgeprobe.runs.probe import run_probe
 
     judge = TransformersJudge(models["deberta"], batch_size=16, max_tokens_per_batch=512)
     engine = engine_for(judge)
@@ -497,7 +497,7 @@ def test_concatenation_probes_run_end_to_end_with_a_reward_model_judge(
         ClusterProbe(ks=(2, 4), per_cluster=6, quantile=0.25, n_resamples=50),
         PermutationProbe(ks=(2, 4), n_tuples=6, sample_sizes=(4, 2, 4), n_resamples=50),
     ]
-    results = {p.name: run_probe_sync(p, items, engine, rubric, seed=0) for p in probes}
+    results = {p.name: run_probe(p, items, engine, rubric, seed=0) for p in probes}
 
     repetition = results["repetition"]
     flips = repetition.finding("decision_flip_rate", mode="P,R*l", l="2")

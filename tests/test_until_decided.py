@@ -390,7 +390,7 @@ def test_the_command_line_samples_until_decided_within_its_call_budget(tmp_path:
               "probes": PROBE, "out": "out"}  # fmt: skip
     (tmp_path / "audit.yaml").write_text(json.dumps(config), encoding="utf-8")
     common = ("audit", "audit.yaml")
-    done = _cli(*common, "--until-decided", "--call-budget", "5000", cwd=tmp_path)
+    done = _cli(*common, "--until-decided", "--max-calls", "5000", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "round 1: 20 items, " in done.stderr  # the default first round
     card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))

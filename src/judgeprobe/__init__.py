@@ -49,7 +49,13 @@ if TYPE_CHECKING:
         VerbosityProbe,
     )
     from judgeprobe.report import build_card
-    from judgeprobe.runs.probe import analyze_offline, reanalyze, run_probe, run_probe_sync
+    from judgeprobe.runs.probe import (
+        analyze_offline,
+        reanalyze,
+        run_probe,
+        run_probe_async,
+        run_probe_sync,
+    )
     from judgeprobe.stats import Estimate
 
 _LAZY = {
@@ -63,7 +69,8 @@ _LAZY = {
     "compare_runs": "judgeprobe.compare",
     "Estimate": "judgeprobe.stats",
     **dict.fromkeys(
-        ("analyze_offline", "reanalyze", "run_probe", "run_probe_sync"), "judgeprobe.runs.probe"
+        ("analyze_offline", "reanalyze", "run_probe", "run_probe_async", "run_probe_sync"),
+        "judgeprobe.runs.probe",
     ),
     **dict.fromkeys(
         (
@@ -172,6 +179,7 @@ __all__ = [
     "reanalyze",
     "run_audit",
     "run_probe",
+    "run_probe_async",
     "run_probe_sync",
     "run_repair_audit",
 ]

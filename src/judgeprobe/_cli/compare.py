@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from judgeprobe._cli.choices import CompareFailOn
+
 out = Console()
 
 _WORD_STYLE = {"worse": "red", "better": "green", "changed": "yellow"}
@@ -27,8 +29,8 @@ def compare(
         Path, typer.Option("--out", help="Folder for compare.json, compare.md, compare.html.")
     ] = Path("judgeprobe-compare"),
     fail_on: Annotated[
-        str,
-        typer.Option(help="Exit 1 when a gated finding got worse with evidence: worse or never."),
+        CompareFailOn,
+        typer.Option(help="Exit 1 when a gated finding got worse with evidence (worse)."),
     ] = "never",
     allow_different_data: Annotated[
         bool,
@@ -49,8 +51,6 @@ def compare(
     """Compare audit runs finding by finding: paired differences, and a word per difference."""
     from judgeprobe.compare import compare_runs, exit_code, write_comparison
 
-    if fail_on not in ("worse", "never"):
-        raise typer.BadParameter(f"--fail-on must be worse or never, not {fail_on!r}")
     document = compare_runs(
         runs,
         allow_different_data=allow_different_data,

@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from judgeprobe._cli.choices import FailOn
+
 out = Console()
 console = Console(stderr=True)
 
@@ -25,7 +27,7 @@ def demo(
         typer.Option("--out", help="Folder for the two audits (llama/, profanity/) and compare.*."),
     ] = Path("judgeprobe-demo"),
     fail_on: Annotated[
-        str, typer.Option(help="Exit non-zero when either card reaches warn or fail (or never).")
+        FailOn, typer.Option(help="Exit non-zero when either card's status reaches this one.")
     ] = "never",
 ) -> None:
     """Audit the embedded LLM judge (Gemma 3 270M, offline) and the profanity classifier on the
@@ -37,8 +39,6 @@ def demo(
     from judgeprobe.audit.demo import comparison_lines, run_demo
     from judgeprobe.report import NOTHING_ASSESSED_EXIT, exit_code, nothing_assessed
 
-    if fail_on not in ("warn", "fail", "never"):
-        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
     command = "judgeprobe " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     outcome = run_demo(out_dir, fail_on=fail_on, command=command)
     codes = []

@@ -17,9 +17,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judgeprobe._cli.aliases import deprecated_command, renamed_options, warn_deprecated
 from judgeprobe._cli.batch import app as batch_app
+from judgeprobe._cli.bill import bill as bill_command
+from judgeprobe._cli.bill import confirm_cost, print_bill
+from judgeprobe._cli.choices import Executor, FailOn
 from judgeprobe._cli.compare import compare as compare_command
 from judgeprobe._cli.demo import demo as demo_command
+from judgeprobe._cli.lists import list_datasets, list_judges, list_repairs, version_callback
 from judgeprobe._cli.options import (
     DataLoader,
     DataSpec,
@@ -29,12 +34,10 @@ from judgeprobe._cli.options import (
     ProbeNames,
     RubricSpec,
     Seed,
-    config_from_options,
+    build_config,
     parse_judge_options,
 )
-from judgeprobe._cli.plan import confirm_cost, print_bill
-from judgeprobe._cli.plan import plan as plan_command
-from judgeprobe._cli.repair import run_repairs, with_repairs
+from judgeprobe._cli.repair import run_repairs
 from judgeprobe._cli.store import app as store_app
 from judgeprobe.errors import JudgeprobeError
 
@@ -50,6 +53,18 @@ console = Console(stderr=True)
 out = Console()
 
 
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Can this judge's numbers be believed? Reliability audits for automatic judges."""
+
+
 def _command_line() -> str:
     return "judgeprobe " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
@@ -57,7 +72,7 @@ def _command_line() -> str:
 app.command("demo")(demo_command)
 
 
-@app.command()
+@app.command(cls=renamed_options({"--plan": "--bill"}))
 def audit(
     config_path: Annotated[
         Path | None,
@@ -77,17 +92,18 @@ def audit(
     max_calls: Annotated[
         int | None,
         typer.Option(
-            help="Make at most this many judge calls, retries included (>= 1; resume later)."
+            help="Make at most this many judge calls, retries included (>= 1; resume later); "
+            "with --until-decided, also the rounds' budget."
         ),
     ] = None,
     max_tokens: Annotated[
         int | None, typer.Option(help="Spend at most this many tokens (>= 1; resume later).")
     ] = None,
     fail_on: Annotated[
-        str | None, typer.Option(help="Exit 1 at this status: warn, fail or never.")
+        FailOn | None, typer.Option(help="Exit 1 when the card's status reaches this one.")
     ] = None,
     executor: Annotated[
-        str | None,
+        Executor | None,
         typer.Option(
             help="Who makes the judge calls: local (default), openai-batch (the provider's "
             "Batch API; see docs/batch.md) or ray (Ray workers; see docs/scale.md). Overrides "
@@ -103,10 +119,10 @@ def audit(
     ] = False,
     call_budget: Annotated[
         int | None,
-        typer.Option(help="With --until-decided: start no round that would exceed N judge calls."),
+        typer.Option(hidden=True, help="Deprecated spelling of --max-calls."),
     ] = None,
-    plan: Annotated[
-        bool, typer.Option("--plan", help="Print the bill (as `judgeprobe plan`); call nothing.")
+    bill: Annotated[
+        bool, typer.Option("--bill", help="Print the bill (as `judgeprobe bill`); call nothing.")
     ] = False,
     confirm_over: Annotated[
         float | None,
@@ -118,7 +134,7 @@ def audit(
         bool,
         typer.Option(
             "--pilot",
-            help="With --plan or --confirm-over: first judge the first stage of the multi-stage "
+            help="With --bill or --confirm-over: first judge the first stage of the multi-stage "
             "probes (stored; the audit reuses it) so that their later stages are billed exactly.",
         ),
     ] = False,
@@ -137,17 +153,20 @@ def audit(
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
-    Re-running the same audit makes no judge call: every verdict is in the run store.
+    Re-running the same audit makes no judge call: every verdict is in the run store. With
+    --until-decided, --max-calls is also the rounds' budget: no round starts that would pass it.
     """
-    from judgeprobe.audit.config import with_engine_options
-    from judgeprobe.audit.run import with_until_decided
-    from judgeprobe.audit.sequential import command_line_options
-
-    config = config_from_options(
+    if call_budget is not None:
+        warn_deprecated("--call-budget", "--max-calls")
+        max_calls = call_budget if max_calls is None else min(max_calls, call_budget)
+    config = build_config(
         config_path,
         judge_option=judge_option,
         loader=loader,
         probes=probes,
+        engine={"max_calls": max_calls, "max_tokens": max_tokens, "executor": executor},
+        until_decided=until_decided,
+        repair=repair,
         judge=judge,
         data=data,
         rubric=rubric,
@@ -156,16 +175,11 @@ def audit(
         seed=seed,
         fail_on=fail_on,
     )
-    config = with_engine_options(
-        config, max_calls=max_calls, max_tokens=max_tokens, executor=executor
-    )
-    rounds = command_line_options(
-        config.engine.until_decided, until_decided=until_decided, call_budget=call_budget
-    )
-    if rounds is not None:
-        config = with_until_decided(config, rounds)
-    config = with_repairs(config, repair)
-    if plan:
+    if not config.probes and (bill or confirm_over is not None):
+        from judgeprobe.audit.run import with_default_probes
+
+        config = with_default_probes(config)  # the bill is of the probes the audit will run
+    if bill:
         print_bill(config, pilot=pilot)
         return
     if confirm_over is not None:
@@ -173,7 +187,8 @@ def audit(
     _run(config, _command_line())
 
 
-app.command("plan")(plan_command)
+app.command("bill")(bill_command)
+app.command("plan", hidden=True, cls=deprecated_command("bill"))(bill_command)
 
 
 @app.command()
@@ -183,7 +198,7 @@ def card(
         Path | None, typer.Option("--out", help="Output folder (default: beside the store).")
     ] = None,
     fail_on: Annotated[
-        str, typer.Option(help="Exit 1 at this status: warn, fail or never.")
+        FailOn, typer.Option(help="Exit 1 when the card's status reaches this one.")
     ] = "never",
     run_id: Annotated[
         int | None,
@@ -307,17 +322,50 @@ def _print_agreement(agreement: Any) -> None:
 
 
 @app.command("probes")
-def list_probes() -> None:
-    """List the probes an audit can run."""
+def list_probes(
+    judge: JudgeSpec = None,
+    data: DataSpec = None,
+    rubric: RubricSpec = None,
+    judge_option: JudgeOptions = None,
+    loader: DataLoader = None,
+    limit: Limit = None,
+) -> None:
+    """List the probes an audit can run; with --judge, --rubric or --data, which of them apply
+    (the probes an audit without --probes runs) and why each other one does not."""
     from judgeprobe.probes import get_probe_class, probe_names
 
-    table = Table("probe", "kind", "items", "rubric kinds", "what it asks")
+    if judge is None and data is None and rubric is None:
+        table = Table("probe", "kind", "items", "rubric kinds", "what it asks")
+        for name in probe_names():
+            cls = get_probe_class(name)
+            doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+            cells = (name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
+            table.add_row(*(escape(str(cell)) for cell in cells))
+        out.print(table)
+        return
+    from judgeprobe.audit.config import parse_config
+    from judgeprobe.audit.run import with_default_probes
+
+    given = {"judge": judge, "data": data, "rubric": rubric, "limit": limit}
+    config = parse_config({k: v for k, v in given.items() if v is not None}, source="options")
+    config.judge_options.update(parse_judge_options(judge_option))
+    if loader is not None:
+        config.data_options["loader"] = loader
+    chosen = with_default_probes(config)
+    table = Table("probe", "applies", "why not")
     for name in probe_names():
-        cls = get_probe_class(name)
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        cells = (name, cls.kind, cls.item_kind, ", ".join(cls.rubric_kinds), doc)
-        table.add_row(*(escape(str(cell)) for cell in cells))
+        why = chosen.not_applicable.get(name, "")
+        table.add_row(escape(name), "no" if why else "yes", escape(why))
     out.print(table)
+    out.print(
+        f"{len(chosen.probes)} of {len(probe_names())} probes apply to judge "
+        f"{escape(config.judge)}, rubric {escape(config.rubric)} and data {escape(config.data)}."
+    )
+
+
+app.command("judges")(list_judges)
+app.command("datasets")(list_datasets)
+app.command("repairs")(list_repairs)
 
 
 @app.command("rubrics")
@@ -393,8 +441,6 @@ def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
     4 (whatever ``fail_on``) when the card assessed nothing, saying why."""
     from judgeprobe.report import NOTHING_ASSESSED_EXIT, exit_code, nothing_assessed
 
-    if fail_on not in ("warn", "fail", "never"):
-        raise typer.BadParameter(f"--fail-on must be warn, fail or never, not {fail_on!r}")
     reason = nothing_assessed(card_doc, fail_on=fail_on)
     if reason is not None:
         console.print(f"[red]nothing assessed:[/] {escape(reason)}")

@@ -16,21 +16,6 @@ if TYPE_CHECKING:  # the audit is imported when one runs, not when the command l
 out = Console()
 
 
-def with_repairs(config: AuditConfig, names: list[str] | None) -> AuditConfig:
-    """``config`` with the ``--repair`` names added to its ``repair`` (options kept)."""
-    if not names:
-        return config
-    from judgeprobe.audit.repair import repair_specs
-
-    chosen = {
-        **config.repair,
-        **{k: v for k, v in repair_specs(names).items() if k not in config.repair},
-    }
-    updated = config.model_copy(update={"repair": chosen})
-    updated._source = config.source
-    return updated
-
-
 def run_repairs(config: AuditConfig, command: str, **options: Any) -> AuditOutcome:
     """Run the repair audit, print each repair's line of the card's repair section (its cost and
     its target's headline difference); the original audit's outcome (whose card, which now

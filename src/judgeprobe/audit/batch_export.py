@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from judgeprobe.audit.config import AuditConfig
 from judgeprobe.audit.run import select_probes
 from judgeprobe.core.judge import Judge
-from judgeprobe.core.plan import Plan, Verdicts
+from judgeprobe.core.plan import Plan
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus, check_score
 from judgeprobe.engine.batch.lines import INPUT_PREFIX, ImportReport, import_outputs, write_shards
@@ -31,7 +31,9 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.judges.registry import build_judge
-from judgeprobe.runs.probe import MAX_STAGES, probe_context
+from judgeprobe.probes.base import Probe
+from judgeprobe.runs.probe import probe_context
+from judgeprobe.runs.stages import drive, stage_flow, unanswered
 
 MANIFEST = "manifest.json"
 """What an export writes beside its input files: the run store it is for, the counts."""
@@ -60,23 +62,31 @@ def pending_requests(config: AuditConfig, judge: Judge, store: RunStore) -> dict
     stages: dict[str, int] = {}
     for chosen in select_probes(config, judge):
         ctx = probe_context(chosen.probe, judge, chosen.rubric, seed=config.seed)
-        plan: Plan[Any] | None = chosen.probe.plan(chosen.items, ctx)
-        known: dict[str, Verdict] = {}
-        for _ in range(MAX_STAGES):
-            if plan is None:
-                break
-            wanted = {r.key: r for r in plan.requests.values() if r.key not in known}
-            for key, verdict in store.get_many(list(wanted)).items():
-                if verdict.status is not VerdictStatus.ERROR:
-                    known[key] = check_score(verdict, wanted[key].rubric.score_range)
-            missing = [r for key, r in wanted.items() if key not in known]
-            if missing:
-                pending.update((r.key, r) for r in missing)
-                stages[chosen.name] = plan.stage
-                break
-            plan = chosen.probe.refine(plan, Verdicts(plan, known))
+        plan, missing = _first_pending(chosen.probe, chosen.probe.plan(chosen.items, ctx), store)
+        if missing:
+            pending.update((r.key, r) for r in missing)
+            stages[chosen.name] = plan.stage
     requests = _within_window(judge, list(pending.values()))
     return {"requests": requests, "stages": stages}
+
+
+def _first_pending(
+    probe: Probe, plan: Plan[Any], store: RunStore
+) -> tuple[Plan[Any], list[Request]]:
+    """The first stage of ``probe`` with requests ``store`` lacks, and those requests (none:
+    the final plan, every request stored). Each stage is refined on the store's verdicts."""
+    known: dict[str, Verdict] = {}
+    missing: list[Request] = []
+
+    def answer(stage: Plan[Any]) -> Mapping[str, Verdict] | None:
+        wanted = {r.key: r for r in unanswered(stage, known)}
+        for key, verdict in store.get_many(list(wanted)).items():
+            if verdict.status is not VerdictStatus.ERROR:
+                known[key] = check_score(verdict, wanted[key].rubric.score_range)
+        missing.extend(r for key, r in wanted.items() if key not in known)
+        return None if missing else known
+
+    return drive(stage_flow(probe, plan), answer), missing
 
 
 def _within_window(judge: Judge, requests: list[Request]) -> list[Request]:

@@ -40,7 +40,7 @@ from judgeprobe._util.hashing import content_hash
 from judgeprobe.audit.config import AuditConfig
 from judgeprobe.audit.run import _dataset, _select_probe, _Selected
 from judgeprobe.core.judge import Judge
-from judgeprobe.core.plan import Plan, Verdicts
+from judgeprobe.core.plan import Plan
 from judgeprobe.core.pricing import Pricing
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus
@@ -49,8 +49,10 @@ from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
+from judgeprobe.probes.base import Probe
 from judgeprobe.rubrics import Rubric
-from judgeprobe.runs.probe import MAX_STAGES, check_probe, probe_context
+from judgeprobe.runs.probe import check_probe, probe_context
+from judgeprobe.runs.stages import drive, stage_flow, unanswered
 
 CHARS_PER_TOKEN = 4
 """The estimate of a prompt's tokens where the judge has no tokenizer (as the engine's budget)."""
@@ -190,12 +192,15 @@ def _first_stages(judge: Judge, selected: list[_Selected], seed: int) -> list[Re
     for chosen in selected:
         ctx = probe_context(chosen.probe, judge, chosen.rubric, seed=seed)
         first: Plan[Any] = chosen.probe.plan(chosen.items, ctx)
-        for fill in ("spread", "ends"):
-            known = {r.key: stand_in(r, fill) for r in first.requests.values()}
-            if chosen.probe.refine(first, Verdicts(first, known)) is not None:
-                requests.update((r.key, r) for r in first.requests.values())
-                break
+        if any(_draws_later_stage(chosen.probe, first, fill) for fill in ("spread", "ends")):
+            requests.update((r.key, r) for r in first.requests.values())
     return list(requests.values())
+
+
+def _draws_later_stage(probe: Probe, first: Plan[Any], fill: str) -> bool:
+    """Whether ``probe`` refines its ``first`` stage into a later one on ``fill`` stand-ins."""
+    stand_ins = {r.key: stand_in(r, fill) for r in first.requests.values()}
+    return drive(stage_flow(probe, first), lambda p: stand_ins if p is first else None) is not first
 
 
 def _row(
@@ -351,24 +356,24 @@ def _planned(
 
 
 def _stages(
-    probe: Any, plan: Plan[Any], store: RunStore, fill: str, draw: int = 0
+    probe: Probe, plan: Plan[Any], store: RunStore, fill: str, draw: int = 0
 ) -> tuple[Plan[Any], bool]:
-    """``plan`` refined to its last stage on stored verdicts, stand-ins where none is stored."""
+    """``plan`` refined to its last stage on stored verdicts, stand-ins where none is stored,
+    and whether stand-ins drew a later stage (the plan is then one of many it could be)."""
     known: dict[str, Verdict] = {}
-    bound = False
-    for _ in range(MAX_STAGES):
-        requests = {r.key: r for r in plan.requests.values() if r.key not in known}
-        stored = _usable(store.get_many(list(requests)))
+    guessed: list[int] = []
+
+    def answer(stage: Plan[Any]) -> Mapping[str, Verdict]:
+        requests = unanswered(stage, known)
+        stored = _usable(store.get_many([r.key for r in requests]))
         known.update(stored)
-        for key, request in requests.items():
-            if key not in stored:
-                known[key] = stand_in(request, fill, draw)
-        refined = probe.refine(plan, Verdicts(plan, known))
-        if refined is None:
-            return plan, bound
-        bound = bound or len(stored) < len(requests)
-        plan = refined
-    return plan, bound
+        known.update((r.key, stand_in(r, fill, draw)) for r in requests if r.key not in stored)
+        if len(stored) < len(requests):
+            guessed.append(stage.stage)
+        return known
+
+    last = drive(stage_flow(probe, plan), answer)
+    return last, any(stage < last.stage for stage in guessed)
 
 
 def stand_in(request: Request, fill: str = "spread", draw: int = 0) -> Verdict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from judgeprobe._util.yaml_files import explain_validation, read_yaml
+from judgeprobe.audit.gates import FailOn
 from judgeprobe.audit.sequential import UntilDecided
 from judgeprobe.core.pricing import Pricing
 from judgeprobe.engine import Budget, EngineConfig
@@ -31,7 +32,6 @@ from judgeprobe.engine.executors import EXECUTORS
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes import Threshold, get_probe_class, probe_names
 
-FailOn = Literal["warn", "fail", "never"]
 _INPUT_KEYS = ("rubric", "data", "data_options", "limit")
 
 
@@ -117,6 +117,8 @@ class AuditConfig(BaseModel):
     data_options: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = Field(default=None, ge=1)
     probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The probes to run, each with its parameters; none: every probe that applies to the
+    judge, the rubric and the data (:func:`judgeprobe.audit.run.with_default_probes`)."""
     thresholds: dict[str, ThresholdOption] = Field(default_factory=dict)
     seed: int = 0
     out: str = "judgeprobe-out"
@@ -184,11 +186,12 @@ class AuditConfig(BaseModel):
     def _known_findings(
         cls, value: dict[str, ThresholdOption], info: ValidationInfo
     ) -> dict[str, ThresholdOption]:
-        """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``)."""
+        """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``);
+        of any probe when none is selected (the audit then runs every probe that applies)."""
         probes = info.data.get("probes")
         if value and isinstance(probes, dict):
             try:
-                check_threshold_keys(value, list(probes))
+                check_threshold_keys(value, list(probes) or probe_names())
             except ValueError as exc:  # without pydantic's "Value error," in front
                 raise PydanticCustomError(
                     "unknown_finding", "{reason}", {"reason": str(exc)}
@@ -232,6 +235,14 @@ def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
     (a name such as ``harmfulness`` or ``pyrit:refusal`` is left alone). ``overrides`` (from the
     command line) are relative to the working directory.
     """
+    data = read_config_file(path)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return parse_config(data, source=str(path))
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The mapping of an audit config file, not yet validated, its rubric and data paths
+    located as :func:`load_config` locates them (for a caller that adds to it first)."""
     path = Path(path)
     data = read_yaml(path, what="config", error=ConfigError) or {}
     if not isinstance(data, dict):
@@ -242,8 +253,7 @@ def load_config(path: str | Path, **overrides: Any) -> AuditConfig:
         for params in probes.values():
             if isinstance(params, dict):
                 _locate_inputs(params, path.parent)
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return parse_config(data, source=str(path))
+    return data
 
 
 def _locate_inputs(section: dict[str, Any], base: Path) -> None:
@@ -256,14 +266,44 @@ def _locate_inputs(section: dict[str, Any], base: Path) -> None:
                 section[key] = os.path.relpath(beside)
 
 
-def parse_config(data: Mapping[str, Any], *, source: str = "config") -> AuditConfig:
-    """Validate a config mapping; a bad key raises :class:`ConfigError` naming it."""
+def parse_config(
+    data: Mapping[str, Any],
+    *,
+    source: str = "config",
+    options: Mapping[tuple[str, ...], str] | None = None,
+) -> AuditConfig:
+    """Validate a config mapping; a bad key raises :class:`ConfigError` naming it.
+
+    ``options`` names the command-line option that set a key (``("engine", "max_calls")`` ->
+    ``--max-calls``): when every error is in such a key, the error names the option and the
+    value given (``--max-calls 0: ...``) instead of the key.
+    """
     try:
         config = AuditConfig.model_validate(dict(data))
     except ValidationError as exc:
+        named = _option_errors(exc, data, options or {})
+        if named is not None:
+            raise ConfigError(named) from exc
         raise ConfigError(f"{source}: {explain_validation(exc, root='config')}") from exc
     config._source = source
     return config
+
+
+def _option_errors(
+    exc: ValidationError, data: Mapping[str, Any], options: Mapping[tuple[str, ...], str]
+) -> str | None:
+    """The errors of ``exc`` as the options that set their keys, or None when one is not."""
+    problems = []
+    for error in exc.errors():
+        loc = tuple(str(part) for part in error["loc"])
+        option = options.get(loc)
+        if option is None:
+            return None
+        value: Any = data
+        for part in loc:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        problems.append(f"{option} {value!r}: {error['msg']}")
+    return "; ".join(problems) or None
 
 
 def with_engine_options(config: AuditConfig, **options: Any) -> AuditConfig:

@@ -2,11 +2,14 @@
 
 The embedded LLM judge (``llama``, Gemma 3 270M) is audited with the harmfulness rubric on the
 40 pointwise demo items and with the preference rubric on the 20 demo pairs; the profanity
-classifier (``profanity``) with the rubric it fits, ``toxicity``, on the same 40 items. The
-classifier has no pairwise mode and reads no instructions, so the pairwise probes and the
-rubric-wording probe do not apply to it: its config lists them as not applicable, and its card
-says why. The two runs are then compared (:func:`judgeprobe.compare.compare_runs`) paired on
-the items they share, with ``allow_different_rubric``: their rubrics differ by design.
+classifier (``profanity``) with the rubric it fits, ``toxicity``, on the same 40 items. Each
+audit runs the demo probes that apply to its rubric and data
+(:func:`~judgeprobe.audit.applicable.probes_that_apply`, as an audit that names no probe does):
+the classifier scores one text, so the pairwise probes (which need a pairwise rubric) and the
+rubric-wording probe (``toxicity`` gives no instructions to reword) do not apply to it; its
+config lists them as not applicable, and its card says why. The two runs are then compared
+(:func:`judgeprobe.compare.compare_runs`) paired on the items they share, with
+``allow_different_rubric``: their rubrics differ by design.
 
 Sized to finish within about five minutes on two CPU cores: every probe that applies, with
 fewer repetition counts, concatenation sizes and samples than a real audit would use; the
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgeprobe.audit.applicable import probes_that_apply
 from judgeprobe.audit.config import AuditConfig, parse_config
 from judgeprobe.audit.run import AuditOutcome, run_audit
 from judgeprobe.compare import compare_runs, write_comparison
@@ -51,19 +55,6 @@ LEFT_OUT_OF_DEMO: tuple[str, ...] = (
 rubric rewrites, the judge's own answers (a generation stage) and the bias battery
 (docs/bias.md). Every other registered probe is in :data:`DEMO_PROBES`."""
 
-NO_PAIRWISE_MODE = "the profanity classifier scores one text; it has no pairwise mode"
-NOT_APPLICABLE_TO_CLASSIFIER: dict[str, str] = {
-    "policy_invariance": (
-        "the classifier reads no instructions (the toxicity rubric's template is the response "
-        "alone), so rewording the rubric cannot change its verdict"
-    ),
-    "human_agreement": NO_PAIRWISE_MODE,
-    "position": NO_PAIRWISE_MODE,
-    "length_null": NO_PAIRWISE_MODE,
-    "length_controlled_win_rate": NO_PAIRWISE_MODE,
-}
-"""The demo probes that do not apply to the profanity classifier, and why (shown on its card)."""
-
 JUDGES = ("llama", "profanity")
 """The demo's judges, in the comparison's order: the first is the baseline."""
 
@@ -76,17 +67,14 @@ def demo_config(**overrides: Any) -> AuditConfig:
 
 
 def profanity_demo_config(**overrides: Any) -> AuditConfig:
-    """The profanity classifier's demo audit: the pointwise demo probes with the toxicity rubric
-    on the same items and seed as :func:`demo_config`, the others listed as not applicable."""
+    """The profanity classifier's demo audit: the demo probes that apply to the toxicity rubric
+    on the same items and seed as :func:`demo_config`, with the same parameters; the others
+    listed as not applicable, with why. It scores one text, so the pairwise probes are judged
+    against its own rubric and data, not the LLM's pairwise ones."""
     return _config(
-        {
-            "judge": "profanity",
-            "rubric": "toxicity",
-            "out": "judgeprobe-demo/profanity",
-            "not_applicable": dict(NOT_APPLICABLE_TO_CLASSIFIER),
-        },
+        {"judge": "profanity", "rubric": "toxicity", "out": "judgeprobe-demo/profanity"},
         overrides,
-        left_out=set(NOT_APPLICABLE_TO_CLASSIFIER),
+        pairwise=False,
     )
 
 
@@ -117,18 +105,22 @@ def demo_configs(
 
 
 def _config(
-    data: dict[str, Any], overrides: Mapping[str, Any], left_out: set[str] | None = None
+    data: dict[str, Any], overrides: Mapping[str, Any], *, pairwise: bool = True
 ) -> AuditConfig:
+    """The demo audit of ``data``: the demo probes that apply to its rubric and data, each
+    other one listed as not applicable. ``pairwise`` False: the judge has no pairwise inputs of
+    its own, so the pairwise probes are judged against the audit's rubric and data."""
     from judgeprobe.probes import probe_names
 
-    available = set(probe_names()) - (left_out or set())
-    data = {
-        **data,
-        "data": "demo",
-        "probes": {k: v for k, v in DEMO_PROBES.items() if k in available},
-        "seed": 0,
-        **overrides,
+    data = {**data, "data": "demo", "seed": 0, **overrides}
+    candidates = {
+        name: params if pairwise else {k: v for k, v in params.items() if k not in PAIRWISE}
+        for name, params in DEMO_PROBES.items()
+        if name in probe_names()
     }
+    chosen = probes_that_apply(parse_config(data, source="demo"), candidates=candidates)
+    data["probes"] = {name: DEMO_PROBES[name] for name in chosen.probes}
+    data["not_applicable"] = {**data.get("not_applicable", {}), **chosen.not_applicable}
     return parse_config(data, source="demo")
 
 

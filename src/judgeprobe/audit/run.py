@@ -22,6 +22,7 @@ from pydantic import (
 
 from judgeprobe._util.yaml_files import explain_validation
 from judgeprobe._version import __version__
+from judgeprobe.audit.applicable import probes_that_apply
 from judgeprobe.audit.config import (
     _INPUT_KEYS,
     AuditConfig,
@@ -33,18 +34,19 @@ from judgeprobe.audit.sequential import Audited, Round, UntilDecided, run_until_
 from judgeprobe.core.judge import Judge
 from judgeprobe.data import load_dataset
 from judgeprobe.data.dataset import Dataset
-from judgeprobe.data.items import Item, PairwiseItem
+from judgeprobe.data.items import Item
 from judgeprobe.engine import Engine, RunStore, run_blocking
 from judgeprobe.engine.executors import build_executor
 from judgeprobe.engine.lock import StoreLock
-from judgeprobe.errors import BudgetExhausted, ConfigError
+from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, get_probe_class
 from judgeprobe.probes.registry import build_probe
+from judgeprobe.probes.requirements import not_applicable
 from judgeprobe.report.redact import redact
 from judgeprobe.rubrics import Rubric, get_rubric
-from judgeprobe.runs.probe import check_probe, run_probe
+from judgeprobe.runs.probe import check_probe, run_probe_async
 from judgeprobe.runs.recorded_pairwise import fold_recorded, judge_of_sources, warn_judge_source
 
 
@@ -87,11 +89,6 @@ async def run_audit_async(
     """
     if until_decided is not None:
         config = with_until_decided(config, until_decided)
-    if not config.probes:
-        raise ConfigError(
-            "the audit selects no probe; list them under 'probes' in the config or pass --probes "
-            "(`judgeprobe probes` lists them)"
-        )
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(
@@ -100,6 +97,8 @@ async def run_audit_async(
         )
     judge = judge if judge is not None else build_judge(config.judge, **config.judge_options)
     try:
+        if not config.probes:
+            config = with_default_probes(config, judge)
         datasets: dict[str, Dataset] = {}
         selected = [
             _select_probe(name, params, config, datasets) for name, params in config.probes.items()
@@ -166,7 +165,7 @@ async def _run_probes(
             selected = []  # every round stored its results
         for chosen in selected:
             try:
-                result = await run_probe(
+                result = await run_probe_async(
                     chosen.probe, chosen.items, engine, chosen.rubric, seed=config.seed
                 )
             except BudgetExhausted as exc:
@@ -312,9 +311,62 @@ def run_audit(
     )
 
 
+def with_default_probes(config: AuditConfig, judge: Judge | None = None) -> AuditConfig:
+    """``config`` with the default probe set: every probe that applies to the judge, the rubric
+    and the data, with its default parameters; each other one is listed in ``not_applicable``
+    with why (and so on the card). A config that names its probes is returned as it is.
+
+    A probe applies when its declared requirements are met
+    (:func:`~judgeprobe.audit.applicable.probes_that_apply`) and it passes the check an audit
+    makes before its first judge call (a rubric with no shipped variants cannot be reworded).
+    ``judge`` None builds the config's judge for its capabilities and closes it again. None
+    applying is a :class:`ConfigError` that gives every probe's reason.
+    """
+    if config.probes:
+        return config
+    if judge is None:
+        built = build_judge(config.judge, **config.judge_options)
+        try:
+            return with_default_probes(config, built)
+        finally:
+            run_blocking(built.aclose())
+    chosen = probes_that_apply(config, judge.capabilities)
+    datasets: dict[str, Dataset] = {}
+    selected = [_select_probe(n, p, config, datasets) for n, p in chosen.probes.items()]
+    if isinstance(judge, RecordedJudge):
+        judge.bind([item for one in selected for item in one.items])
+    for one in selected:
+        try:
+            probe, items = one.probe, one.items
+            if isinstance(judge, RecordedJudge):
+                probe, items = fold_recorded(judge, one.name, probe, items, one.rubric)
+            check_probe(probe, items, judge, one.rubric, seed=config.seed)
+        except ConfigError as exc:
+            del chosen.probes[one.name]
+            why = exc.__cause__ if isinstance(exc.__cause__, JudgeprobeError) else exc
+            chosen.not_applicable[one.name] = f"probe {one.name!r} cannot run here: {why}"
+    if not chosen.probes:
+        reasons = "; ".join(chosen.not_applicable.values())
+        raise ConfigError(
+            f"{config.source}: no probe applies to judge {config.judge!r}, rubric "
+            f"{config.rubric!r} and data {config.data!r} ({reasons}); name the probes to run "
+            "under 'probes' or with --probes"
+        )
+    updated = config.model_copy(
+        update={
+            "probes": chosen.probes,
+            "not_applicable": {**config.not_applicable, **chosen.not_applicable},
+        }
+    )
+    updated._source = config.source
+    return updated
+
+
 def select_probes(config: AuditConfig, judge: Judge) -> list[_Selected]:
-    """Each probe of ``config`` with its items and rubric, checked as an audit checks them
+    """Each probe of ``config`` (the default probe set when it names none,
+    :func:`with_default_probes`) with its items and rubric, checked as an audit checks them
     before its first judge call (for what plans an audit's requests without running it)."""
+    config = with_default_probes(config, judge)
     datasets: dict[str, Dataset] = {}
     selected = [
         _select_probe(name, params, config, datasets) for name, params in config.probes.items()
@@ -353,16 +405,10 @@ def _select_probe(
     dataset = _dataset(data_spec, data_options, datasets)
     limit = params.get("limit", config.limit)
     items = list(dataset.items[:limit] if limit else dataset.items)
-    wanted_pairwise = cls.item_kind == "pairwise"
-    if any(isinstance(i, PairwiseItem) != wanted_pairwise for i in items):
+    why = not_applicable(cls, rubric, items)
+    if why is not None:
         raise ConfigError(
-            f"probes.{name}: it audits {cls.item_kind} items, but data {data_spec!r} holds "
-            f"{dataset.kind} items; give the probe its own 'data' (and 'rubric')"
-        )
-    if rubric.kind not in cls.rubric_kinds:
-        raise ConfigError(
-            f"probes.{name}: it needs a {' or '.join(cls.rubric_kinds)} rubric, not the "
-            f"{rubric.kind} rubric {rubric.name!r}; give the probe its own 'rubric'"
+            f"probes.{name}: {why} (data {data_spec!r}); give the probe its own 'rubric' or 'data'"
         )
     return _Selected(name, probe, rubric, dataset, items, limit)
 

@@ -57,7 +57,7 @@ from judgeprobe.errors import BudgetExhausted, ConfigError
 from judgeprobe.probes import ProbeResult
 from judgeprobe.probes.base import Finding, Probe
 from judgeprobe.rubrics import Rubric
-from judgeprobe.runs.probe import probe_context, run_probe
+from judgeprobe.runs.probe import probe_context, run_probe_async
 from judgeprobe.stats.sequential import look_alpha
 
 METHOD = (
@@ -372,7 +372,7 @@ async def _round(
     for entry in ordered:
         items = list(entry.items[:n])
         probe = _probe_at(entry, 1.0 - spent[entry.name], trials)
-        result = await run_probe(probe, items, engine, entry.rubric, seed=seed)
+        result = await run_probe_async(probe, items, engine, entry.rubric, seed=seed)
         results[entry.name] = prepare(result)
         first = probe.plan(items, probe_context(probe, engine.judge, entry.rubric, seed=seed))
         final = result.plan.keys if result.plan is not None else frozenset()

@@ -3,7 +3,7 @@
 The first run is the baseline; every other run is a candidate compared with it. For each
 finding both runs report (matched by probe, finding name and labels) the difference is
 ``candidate - baseline``: paired on the units both runs share when both are run stores whose
-per-unit outcomes are known (:mod:`judgeprobe.compare.units`), else unpaired from the two
+per-unit outcomes are known (:mod:`judgeprobe.probes.units`), else unpaired from the two
 intervals (:func:`~judgeprobe.stats.comparison.unpaired_difference`), and the document says which.
 
 The differences of gated findings (those with a threshold) are one family: their p-values are
@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 
 from judgeprobe._version import __version__
-from judgeprobe.compare.item_units import unpaired_reason
+from judgeprobe.compare.item_units import units_of, unpaired_reason
 from judgeprobe.compare.rubrics import on_common_scale, rubric_note, rubrics_differ, score_span
 from judgeprobe.compare.runs import LoadedRun
-from judgeprobe.compare.units import FindingKey, UnitValues, finding_key, units_of
 from judgeprobe.errors import ConfigError
+from judgeprobe.probes.units import FindingKey, UnitValues, finding_key
 from judgeprobe.stats.comparison import paired_difference, unpaired_difference
 from judgeprobe.stats.multiplicity import holm
 from judgeprobe.stats.result import ConfidenceInterval, Estimate, TestResult

@@ -4,12 +4,14 @@ Two judges of different kinds (an LLM scoring harm on a 1-5 scale, a classifier 
 probability of toxicity) can be audited on the same items, each with the rubric it fits. Their
 rates (flip rates, departure rates, agreement with the human labels) are shares of items and
 compare as they are; the findings in the rubric's *score units* (Wasserstein distances and mean
-shifts of the repetition, cluster and permutation probes) do not: 0.2 on a 1-5 scale is a
-quarter of what 0.2 is on [0, 1]. The probes' own thresholds for those findings are shares of
-the score span (5% warn, 10% fail), so :func:`on_common_scale` divides each run's score-unit
-findings (estimate, interval, threshold and per-unit values) by its rubric's span: both are then
-shares of their own scale, the unit their thresholds already use. A run whose rubric span is
-unknown (a card file, a rubric without values or range) gets those findings as not assessable.
+shifts, each probe's ``score_unit_findings``) do not: 0.2 on a 1-5 scale is a quarter of what
+0.2 is on [0, 1]. (The agreement probe's MAE and RMSE are not in score units: they are on the
+human labels' scale, which the two runs share when their ``human_scale`` is the same.) The
+probes' own thresholds for those findings are shares of the score span (5% warn, 10% fail), so
+:func:`on_common_scale` divides each run's score-unit findings (estimate, interval, threshold
+and per-unit values) by its rubric's span: both are then shares of their own scale, the unit
+their thresholds already use. A run whose rubric span is unknown (a card file, a rubric without
+values or range) gets those findings as not assessable.
 
 :func:`rubric_note` is what the comparison says about it: which rubrics, that the items are the
 same, and which findings were rescaled.
@@ -19,23 +21,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
+from judgeprobe.compare.item_units import score_unit_findings
 from judgeprobe.compare.runs import LoadedRun
-from judgeprobe.compare.units import FindingKey, UnitValues
+from judgeprobe.probes.units import FindingKey, UnitValues
 from judgeprobe.report.card import open_existing_store
-
-SCORE_UNIT_FINDINGS: Mapping[str, frozenset[str]] = {
-    "repetition": frozenset({"wasserstein_to_l1", "mean_shift"}),
-    "cluster": frozenset(
-        {"wasserstein_concat_vs_parts", "wasserstein_against_cluster", "mean_concat_minus_parts"}
-    ),
-    "permutation": frozenset({"wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"}),
-}
-"""Per probe (registered name), its findings measured in the rubric's score units (their probe
-thresholds are shares of the score span). The agreement probe's MAE and RMSE are not: they are
-on the human labels' scale, which the two runs share when their ``human_scale`` is the same."""
 
 
 def rubrics_differ(baseline: LoadedRun, candidate: LoadedRun) -> bool:
@@ -90,13 +81,13 @@ def on_common_scale(run: LoadedRun) -> LoadedRun:
     span = score_span(run)
     card = copy.deepcopy(dict(run.card))
     for section in card.get("probes", []):
-        names = SCORE_UNIT_FINDINGS.get(str(section.get("name", "")), frozenset())
+        names = score_unit_findings(str(section.get("name", "")))
         for finding in section.get("findings", []):
             if finding.get("name") in names:
                 _rescale_finding(finding, span)
     units: dict[str, dict[FindingKey, UnitValues]] = {}
     for probe, found in run.units.items():
-        names = SCORE_UNIT_FINDINGS.get(probe, frozenset())
+        names = score_unit_findings(probe)
         units[probe] = {key: values for key, values in found.items() if key[0] not in names}
         if span is not None:
             units[probe].update(

@@ -1,8 +1,8 @@
 """The runs a comparison reads: a run store (card and per-unit outcomes) or a card file.
 
 A run store gives the run's Judge Card (built as ``judgeprobe card`` builds it, no judge call)
-and, for probes with an extractor (:mod:`judgeprobe.compare.units`), each finding's per-unit
-outcomes, so differences can be paired. A ``card.json`` gives the card alone: its findings can
+and each finding's per-unit outcomes, as its probe gives them (:meth:`~judgeprobe.probes.base.
+Probe.units`), so differences can be paired. A ``card.json`` gives the card alone: its findings can
 only be compared unpaired, from their intervals. A folder stands for the ``run.sqlite`` in it,
 else its ``card.json``.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgeprobe.compare.item_units import stored_units
-from judgeprobe.compare.units import FindingKey, UnitValues
 from judgeprobe.errors import ConfigError
+from judgeprobe.probes.units import FindingKey, UnitValues
 from judgeprobe.report import build_card, validate_card
 from judgeprobe.report.card import open_existing_store
 
@@ -30,7 +30,7 @@ class LoadedRun:
     """One run to compare: where it came from, its card, and per-unit outcomes when known.
 
     ``units`` maps a probe result's name to its findings' per-unit outcomes (empty for a card
-    file, and for probes whose outcomes are not derived per unit).
+    file; a probe's findings without per-unit values are absent).
     """
 
     source: str

@@ -11,7 +11,8 @@ requests it needs, each under a *role* that says what the request is for::
 ``analyze(plan, verdicts)`` reads the verdicts through the same roles, so it never rebuilds a
 request to find its verdict, and a multi-stage probe (the cluster test needs base scores before
 it can draw clusters) says so with an explicit ``refine(plan, verdicts)`` that returns the next
-stage's plan, or None when the plan is complete.
+stage's plan, or None when the plan is complete (one loop drives the stages for every caller:
+:func:`judgeprobe.runs.stages.stage_flow`).
 
 :class:`Verdicts` is the one read-only view every probe uses: the verdict of a role, its score
 when ok, its decision under the rubric's one rule (:meth:`~judgeprobe.rubrics.Rubric.decision_of`)

@@ -431,7 +431,7 @@ def _norm(token: Any) -> str:
 def _probability(logprob: Any) -> float | None:
     if type(logprob) is not float and type(logprob) is not int:
         return None
-    if logprob != logprob:  # NaN
+    if math.isnan(logprob):
         return None
     return math.exp(min(float(logprob), 0.0))
 

@@ -5,7 +5,8 @@ the requests it needs, keyed by role. A multi-stage probe (the cluster test need
 before it can draw clusters) refines it: ``refine(plan, verdicts)`` returns the next stage's
 plan, or None when it is complete. ``analyze(plan, verdicts)`` turns the verdicts, read
 through the roles of the plan (:class:`~judgeprobe.core.plan.Verdicts`), into findings. None of
-them calls a judge; :mod:`judgeprobe.runs.probe` drives them through the engine.
+them calls a judge; :func:`judgeprobe.runs.stages.stage_flow` drives the stages (the one loop
+every caller shares), and :mod:`judgeprobe.runs.probe` runs it through the engine.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from judgeprobe.core.evidence import Evidence
+from judgeprobe.core.judge import JudgeCapabilities
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
+from judgeprobe.errors import ConfigError
 from judgeprobe.probes.params import Constraint, check_parameters
+from judgeprobe.probes.requirements import ItemKind, Requirements, not_applicable
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.stats.multiplicity import FamilyAdjustment
 from judgeprobe.stats.result import Estimate, TestResult
 
@@ -29,7 +34,6 @@ not matter; does it move in the *directional* way a change should move it; does 
 humans; how much of it does a trivial *null* rule explain."""
 
 Status = Literal["pass", "warn", "fail", "inconclusive", "info", "n/a"]
-ItemKind = Literal["pointwise", "pairwise"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,9 +318,14 @@ class Probe:
 
     name: ClassVar[str]
     kind: ClassVar[ProbeKind]
+    requirements: ClassVar[Requirements] = Requirements()
+    """What the probe needs of the rubric, the items and the judge, declared once
+    (:mod:`judgeprobe.probes.requirements`); :meth:`check` checks it first."""
     item_kind: ClassVar[ItemKind] = "pointwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
-    """Rubric kinds this probe can audit."""
+    """The kind of item the probe audits (``requirements.items``, set for each subclass)."""
+    rubric_kinds: ClassVar[tuple[str, ...]] = requirements.rubric_kinds
+    """Rubric kinds this probe can audit (``requirements.rubric_kinds``, set for each
+    subclass)."""
     finding_names: ClassVar[tuple[str, ...] | None] = None
     """The names of every finding this probe can report, so an audit config can check its
     threshold keys before the run (None: not declared, such keys go unchecked)."""
@@ -328,9 +337,25 @@ class Probe:
     """Findings that more ``reproduction_trials`` can decide: the rounds of an audit sampled
     until decided add trials while one of them is undecided (:mod:`judgeprobe.audit.sequential`)."""
 
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {}
+    """Per finding name, the unit :meth:`units` gives its values on (an item, a pair, a drawn
+    tuple or concatenation): two runs of the same items are compared paired on it."""
+    unpaired_findings: ClassVar[Mapping[str, str]] = {}
+    """Per finding name with no per-unit values, why it cannot be paired (compared unpaired,
+    from the two intervals). Every gated finding is named here or in :attr:`finding_units`."""
+    score_unit_findings: ClassVar[frozenset[str]] = frozenset()
+    """Findings measured in the rubric's score units (distances, mean shifts), whose thresholds
+    are shares of the score span: two runs with rubrics of different scales compare them as
+    shares of each rubric's span."""
+
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     """What each parameter must be (:mod:`judgeprobe.probes.params`), checked when the probe
     is made: one declaration per parameter, one checker for every probe."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.item_kind = cls.requirements.items
+        cls.rubric_kinds = cls.requirements.rubric_kinds
 
     def __post_init__(self) -> None:
         check_parameters(self, self.constraints)
@@ -352,11 +377,16 @@ class Probe:
         """Raise unless the probe can run on ``items`` with ``ctx``; no judge is called.
 
         An audit checks every selected probe before its first judge call, so a probe that cannot
-        run (a rubric without a variant set, a rubric without a decision rule, duplicate item
-        ids) stops the audit before the other probes have spent their calls. The default makes
-        the first plan, which raises whatever planning would raise; a probe overrides it when a
-        cheaper check says the same.
+        run (a rubric without a decision rule, items without human labels, a rubric without a
+        variant set, duplicate item ids) stops the audit before the other probes have spent
+        their calls. First the probe's :attr:`requirements` (a :class:`ConfigError` naming the
+        probe and what is missing), then the first plan, which raises whatever planning would
+        raise; a probe overrides it when a cheaper check says the same.
         """
+        judge = JudgeCapabilities(generates=ctx.generates)  # all a probe is told of its judge
+        why = not_applicable(self, ctx.rubric, items, judge)
+        if why is not None:
+            raise ConfigError(why)
         self.plan(items, ctx)
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[Any]:
@@ -374,6 +404,12 @@ class Probe:
     def analyze(self, plan: Plan[Any], verdicts: Verdicts) -> ProbeResult:
         """The findings of the complete ``plan``, from its ``verdicts``."""
         raise NotImplementedError
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Each finding's value per unit (:mod:`judgeprobe.probes.units`), from the complete
+        ``plan`` and its ``verdicts``, for the findings named in :attr:`finding_units`: their
+        statistic over every unit is the finding's estimate. None by default."""
+        return {}
 
 
 def explain_skipped(findings: Sequence[Finding], *, skipped: int, total: int) -> list[Finding]:

@@ -3,6 +3,7 @@
 - The base request ``S(P, R)`` of an item, made the same way by every probe so the engine judges
   it once for all of them (:func:`base_request`).
 - Base scores with failures excluded and counted (:func:`base_scores`).
+- What they need of the rubric (:data:`CONCATENATION`).
 - Decisions under the rubric's decision rule, its neutral band included (:func:`decide`).
 - Default thresholds, in units of the rubric's score span for distances.
 - The interval options a probe hands every statistic (:class:`BootstrapOptions`).
@@ -26,8 +27,9 @@ from judgeprobe.core.plan import ProbeContext, Role, Verdicts
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.data.items import Item, PointwiseItem, item_fields
-from judgeprobe.errors import ConfigError, DataError
+from judgeprobe.errors import DataError
 from judgeprobe.probes.base import Threshold
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Decision, Rubric
 from judgeprobe.stats import Estimate
 from judgeprobe.transforms.concat import Join, concatenate
@@ -45,17 +47,11 @@ SPAN_WARN, SPAN_FAIL = 0.05, 0.10
 """Distance thresholds as shares of the score span (0.2 / 0.4 on a 1-5 scale)."""
 
 
-def check_rubric(rubric: Rubric, probe: str) -> None:
-    """Raise :class:`ConfigError` unless ``rubric`` can be audited by a concatenation probe."""
-    extra = [name for name in rubric.inputs if name not in CONCAT_INPUTS]
-    if extra:
-        raise ConfigError(
-            f"probe {probe!r} concatenates prompts and responses only, but rubric "
-            f"{rubric.name!r} also needs {extra}; use a rubric whose inputs are among "
-            f"{list(CONCAT_INPUTS)}"
-        )
-    if rubric.decision is None:
-        raise ConfigError(f"probe {probe!r} needs a rubric with a decision rule")
+CONCATENATION = Requirements(
+    decision_rule=True, inputs_among=CONCAT_INPUTS, does="concatenates prompts and responses"
+)
+"""What every concatenation probe needs: a rubric with a decision rule (a flip is a change of
+decision) that reads nothing but what a concatenation changes."""
 
 
 def base_request(ctx: ProbeContext, item: PointwiseItem) -> Request:

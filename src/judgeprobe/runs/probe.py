@@ -6,7 +6,9 @@ the engine judges its requests; ``probe.refine(plan, verdicts)`` gives the next 
 cluster test draws its clusters from the base scores) or None when the plan is complete; then
 ``probe.analyze(plan, verdicts)`` gives the :class:`~judgeprobe.probes.ProbeResult`. Only the
 engine calls the judge, and a request already judged (by this probe, another one, or an earlier
-run of the same store) is not judged again.
+run of the same store) is not judged again. The stage loop itself is
+:func:`~judgeprobe.runs.stages.stage_flow`; :func:`run_probe`, :func:`check_recorded` and
+:func:`analyze_offline` drive it.
 
 :func:`reanalyze` does the last step again from a run store alone: the plan stored with the run
 and its verdicts, no judge and no planning.
@@ -28,12 +30,10 @@ from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.probes.base import Probe, ProbeResult
 from judgeprobe.probes.registry import build_probe, get_probe_class
 from judgeprobe.rubrics import Rubric
-
-MAX_STAGES = 10
-"""No probe refines its plan this often; one that does has a bug (it never says it is done)."""
+from judgeprobe.runs.stages import drive, stage_flow, unanswered
 
 
-async def run_probe(
+async def run_probe_async(
     probe: Probe,
     items: Sequence[Item],
     engine: Engine,
@@ -48,12 +48,12 @@ async def run_probe(
     the run; every verdict made so far is in the run store and the next run resumes from it.
     """
     ctx = probe_context(probe, engine.judge, rubric, seed=seed)
-    plan = probe.plan(items, ctx)
+    flow = stage_flow(probe, probe.plan(items, ctx))
+    plan = next(flow)
     known: dict[str, Verdict] = {}
     stats = CallStats()
-    for _ in range(MAX_STAGES):
-        new = [r for r in _distinct(plan) if r.key not in known]
-        if new:
+    while True:
+        if new := unanswered(plan, known):
             result = await engine.run(new, description=f"{probe.name} ({plan.stage})")
             known.update(result.verdicts)
             stats.add(result.stats)
@@ -62,29 +62,10 @@ async def run_probe(
                     f"{result.stopped} during probe {probe.name!r}; {len(known)} verdicts are "
                     "stored, run the same command again to resume"
                 )
-        refined = probe.refine(plan, Verdicts(plan, known))
-        if refined is None:
-            break
-        plan = _next_stage(probe, plan, refined)
-    else:
-        raise RuntimeError(f"probe {probe.name!r} refined its plan {MAX_STAGES} times")
-    return _analyzed(probe, plan, known, stats)
-
-
-def _distinct(plan: Plan[Any]) -> list[Any]:
-    seen: dict[str, Any] = {}
-    for request in plan.requests.values():
-        seen.setdefault(request.key, request)
-    return list(seen.values())
-
-
-def _next_stage(probe: Probe, plan: Plan[Any], refined: Plan[Any]) -> Plan[Any]:
-    if refined.stage <= plan.stage or not set(plan.requests) <= set(refined.requests):
-        raise RuntimeError(
-            f"probe {probe.name!r}: refine must return a later stage that keeps every role "
-            "(use Plan.extend)"
-        )
-    return refined
+        try:
+            plan = flow.send(known)
+        except StopIteration:
+            return _analyzed(probe, plan, known, stats)
 
 
 def _analyzed(
@@ -149,12 +130,10 @@ def check_recorded(
     with them; a request for anything else (a repeated response, a rewritten rubric) would
     need a new judge call, which a recorded judge cannot make.
     """
-    plan: Plan[Any] | None = probe.plan(items, ctx)
     known: dict[str, Verdict] = {}
-    for _ in range(MAX_STAGES):
-        if plan is None:
-            return
-        new = [r for r in _distinct(plan) if r.key not in known]
+
+    def answer(plan: Plan[Any]) -> Mapping[str, Verdict]:
+        new = unanswered(plan, known)
         foreign = [r for r in new if not judge.answers(r)]
         if foreign:
             raise ConfigError(
@@ -163,7 +142,9 @@ def check_recorded(
                 "a probe that needs no new calls, such as agreement)"
             )
         known.update((r.key, judge.lookup(r)) for r in new)
-        plan = probe.refine(plan, Verdicts(plan, known))
+        return known
+
+    drive(stage_flow(probe, probe.plan(items, ctx)), answer)
 
 
 def reanalyze(store: RunStore, run_id: int, name: str) -> ProbeResult:
@@ -214,17 +195,26 @@ def analyze_offline(
     0
     """
     ctx = ProbeContext(judge="recorded", rubric=rubric, seed=seed)
-    plan = probe.plan(items, ctx)
-    for _ in range(MAX_STAGES):
-        refined = probe.refine(plan, Verdicts(plan, {}))
-        if refined is None:
-            break
-        plan = _next_stage(probe, plan, refined)
+    plan = drive(stage_flow(probe, probe.plan(items, ctx)), lambda _: {})
     return _analyzed(probe, plan, {}, CallStats())
+
+
+def run_probe(
+    probe: Probe, items: Sequence[Item], engine: Engine, rubric: Rubric, *, seed: int = 0
+) -> ProbeResult:
+    """:func:`run_probe_async` for code without an event loop (the synchronous call)."""
+    return run_blocking(run_probe_async(probe, items, engine, rubric, seed=seed))
 
 
 def run_probe_sync(
     probe: Probe, items: Sequence[Item], engine: Engine, rubric: Rubric, *, seed: int = 0
 ) -> ProbeResult:
-    """:func:`run_probe` for code without an event loop."""
-    return run_blocking(run_probe(probe, items, engine, rubric, seed=seed))
+    """Deprecated: the old name of :func:`run_probe`, kept so that existing code still runs."""
+    import warnings
+
+    warnings.warn(
+        "run_probe_sync is deprecated; call run_probe (synchronous) or run_probe_async",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return run_probe(probe, items, engine, rubric, seed=seed)

@@ -36,7 +36,6 @@ import numpy as np
 from judgeprobe.core.evidence import Evidence, EvidenceVerdict, collect, item_text, judged
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
 from judgeprobe.data.items import Item, PointwiseItem
-from judgeprobe.errors import ConfigError
 from judgeprobe.probes.agreement.baselines import GATED, baseline_findings, undefined_gated
 from judgeprobe.probes.agreement.data import (
     AgreementData,
@@ -56,6 +55,7 @@ from judgeprobe.probes.agreement.findings import (
     rater_findings,
     scale_findings,
 )
+from judgeprobe.probes.agreement.units import AGREEMENT_UNITS, agreement_units
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
@@ -74,6 +74,8 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Scale
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
 
@@ -115,6 +117,7 @@ class AgreementProbe(Probe):
 
     name: ClassVar[str] = "agreement"
     kind: ClassVar[ProbeKind] = "agreement"
+    requirements: ClassVar[Requirements] = Requirements(human_labels=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         *GATED,
         *BINARY_METRICS,
@@ -135,6 +138,7 @@ class AgreementProbe(Probe):
         "stratum_accuracy",
         "category_accuracy",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = AGREEMENT_UNITS
 
     keywords: tuple[str, ...] | None = None
     human_scale: tuple[float, float] | None = None
@@ -155,12 +159,7 @@ class AgreementProbe(Probe):
     }
 
     def _labeled(self, items: Sequence[Item]) -> list[PointwiseItem]:
-        labeled = [item for item in pointwise(items) if item.labels]
-        if not labeled:
-            raise ConfigError(
-                "the agreement probe needs pointwise items with human labels; none has one"
-            )
-        return labeled
+        return [item for item in pointwise(items) if item.labels]
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[AgreementDesign]:
         labeled = self._labeled(items)
@@ -184,6 +183,11 @@ class AgreementProbe(Probe):
             scored, base.scores, ctx.rubric, design.mapping, self.cluster, probabilities
         )
         return base, data
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Per item, the rows each finding reads of it, with the finding's own function of
+        them (:mod:`judgeprobe.probes.agreement.units`)."""
+        return agreement_units(self, plan, verdicts)
 
     def analyze(self, plan: Plan[AgreementDesign], verdicts: Verdicts) -> ProbeResult:
         ctx, design = plan.context, plan.design

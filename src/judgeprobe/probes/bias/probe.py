@@ -25,7 +25,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.core.request import Request
@@ -33,7 +33,6 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import (
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -51,11 +50,13 @@ from judgeprobe.probes.bias.findings import (
     moved_rows,
     with_moved_evidence,
 )
+from judgeprobe.probes.bias.units import bias_units, unit_kinds
 from judgeprobe.probes.decisions import base_request, base_role, pointwise, unique_ids
-from judgeprobe.probes.pairwise.votes import check_rubric as check_pairwise_rubric
-from judgeprobe.probes.pairwise.votes import live_request, pair_role, verdict_problem
+from judgeprobe.probes.pairwise.votes import PAIRWISE, live_request, pair_role, verdict_problem
 from judgeprobe.probes.params import Constraint, Level, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.transforms.bias_edits import (
     EditForm,
@@ -122,6 +123,19 @@ class _BiasProbe(Probe):
         placebo = placebo_text(edit_set(self.edit).placebo, len(addition))
         edited = add_text(text, addition, form.where, self.separator)
         return edited, add_text(text, placebo, form.where, self.separator), len(edited) - len(text)
+
+    def outcomes(
+        self, plan: Plan[BiasDesign], verdicts: Verdicts
+    ) -> tuple[list[Outcome], Counter[str]]:
+        """Each case's three verdicts as steps toward the edit's aim, and the cases left out
+        for want of a verdict, by reason."""
+        raise NotImplementedError
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """The findings' rows per item (:mod:`judgeprobe.probes.bias.units`)."""
+        forms = [form.id for form in self.active_forms()]
+        outcomes, _ = self.outcomes(plan, verdicts)
+        return bias_units(outcomes, forms, scores=self.edit_kind == "pointwise")
 
     def _result(
         self,
@@ -190,7 +204,12 @@ class BiasProbe(_BiasProbe):
     confidence_level : float, default 0.95
     """
 
+    requirements: ClassVar[Requirements] = Requirements(
+        decision_rule=True, reads=("response",), does="edits the response"
+    )
     finding_names: ClassVar[tuple[str, ...] | None] = ALL_FINDINGS
+    finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("item", scores=True)
+    score_unit_findings: ClassVar[frozenset[str]] = frozenset({"mean_score_shift"})
 
     favoured: str = "negative"
 
@@ -202,7 +221,6 @@ class BiasProbe(_BiasProbe):
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BiasDesign]:
         rubric = ctx.rubric
-        _check_rubric(rubric, self.name)
         by_id = {item.id: item for item in pointwise(items)}
         verdict, aim = _favoured_label(rubric, self.favoured)
         fill = {"verdict": verdict, "verdict_class": aim}
@@ -224,6 +242,13 @@ class BiasProbe(_BiasProbe):
         return Plan(self.name, ctx, design, requests)
 
     def analyze(self, plan: Plan[BiasDesign], verdicts: Verdicts) -> ProbeResult:
+        outcomes, excluded = self.outcomes(plan, verdicts)
+        design = plan.design
+        return self._result(design, outcomes, excluded, design.favoured, verdicts, "base")
+
+    def outcomes(
+        self, plan: Plan[BiasDesign], verdicts: Verdicts
+    ) -> tuple[list[Outcome], Counter[str]]:
         rubric, design = plan.context.rubric, plan.design
         steps = _steps(rubric, self.favoured)
         sign = _favourable_sign(rubric, self.favoured)
@@ -251,7 +276,7 @@ class BiasProbe(_BiasProbe):
             outcomes.append(
                 Outcome(case, named, (steps[named[0]], steps[named[1]], steps[named[2]]), shift)
             )
-        return self._result(design, outcomes, excluded, design.favoured, verdicts, "base")
+        return outcomes, excluded
 
 
 @dataclass(frozen=True)
@@ -263,10 +288,10 @@ class PairwiseBiasProbe(_BiasProbe):
     edit argues for the side it is on).
     """
 
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     edit_kind: ClassVar[EditKind] = "pairwise"
     finding_names: ClassVar[tuple[str, ...] | None] = ALL_FINDINGS[:-1]
+    finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("pair", scores=False)
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "forms": Texts(),
@@ -274,7 +299,6 @@ class PairwiseBiasProbe(_BiasProbe):
     }
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BiasDesign]:
-        check_pairwise_rubric(ctx)
         chosen = sorted(pairwise_items(items), key=lambda item: item.id)
         unique_ids(chosen)
         cases: list[BiasCase] = []
@@ -296,6 +320,12 @@ class PairwiseBiasProbe(_BiasProbe):
         return Plan(self.name, ctx, design, requests)
 
     def analyze(self, plan: Plan[BiasDesign], verdicts: Verdicts) -> ProbeResult:
+        outcomes, excluded = self.outcomes(plan, verdicts)
+        return self._result(plan.design, outcomes, excluded, "the edited side", verdicts, "pair")
+
+    def outcomes(
+        self, plan: Plan[BiasDesign], verdicts: Verdicts
+    ) -> tuple[list[Outcome], Counter[str]]:
         design = plan.design
         outcomes: list[Outcome] = []
         excluded: Counter[str] = Counter()
@@ -315,7 +345,7 @@ class PairwiseBiasProbe(_BiasProbe):
             named = (str(decisions[0]), str(decisions[1]), str(decisions[2]))
             step = {case.side: 2, "tie": 1, "B" if case.side == "A" else "A": 0}
             outcomes.append(Outcome(case, named, (step[named[0]], step[named[1]], step[named[2]])))
-        return self._result(design, outcomes, excluded, "the edited side", verdicts, "pair")
+        return outcomes, excluded
 
 
 _CHOICES = ("A", "B", "tie")
@@ -330,16 +360,6 @@ def _with_side(item: PairwiseItem, side: str, text: str) -> PairwiseItem:
 
 def _case_key(case: BiasCase) -> str:
     return case.item_id
-
-
-def _check_rubric(rubric: Rubric, probe: str) -> None:
-    if "response" not in rubric.inputs:
-        raise ConfigError(
-            f"probe {probe!r} edits the response, but rubric {rubric.name!r} does not read one "
-            f"(inputs {list(rubric.inputs)})"
-        )
-    if rubric.decision is None:
-        raise ConfigError(f"probe {probe!r} needs a rubric with a decision rule")
 
 
 def _toward_high(rubric: Rubric, favoured: str) -> bool:

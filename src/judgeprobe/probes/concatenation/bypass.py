@@ -78,13 +78,14 @@ from judgeprobe.probes.concatenation.bypass_tally import (
     skip_note,
     tally_roles,
 )
+from judgeprobe.probes.concatenation.units import BypassUnits
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     FLIP_THRESHOLD,
     BaseScores,
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     draw_tuples,
@@ -104,6 +105,7 @@ from judgeprobe.probes.params import (
     SubsetOf,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate
 from judgeprobe.stats.shared_items import shared_item_proportion
@@ -125,7 +127,7 @@ __all__ = [
 
 @register_probe
 @dataclass(frozen=True)
-class BypassProbe(Probe):
+class BypassProbe(BypassUnits, Probe):
     """One positive part among k - 1 negative ones: first, in the middle and last.
 
     Parameters
@@ -159,6 +161,7 @@ class BypassProbe(Probe):
 
     name: ClassVar[str] = "bypass"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = ("bypass_rate", "false_alarm_rate")
 
     ks: tuple[int, ...] = (2, 4)
@@ -371,7 +374,6 @@ class BypassProbe(Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[BypassDesign]:
         """Stage 1: the base request of every item; the classes need their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         points = tuple(pointwise(items))
         source = self.class_source(points)
         scale = self.label_scale(points, ctx.rubric) if source == "human" else None

@@ -49,7 +49,9 @@ from judgeprobe.probes.base import (
     not_assessable,
 )
 from judgeprobe.probes.concatenation.evidence import class_evidence
+from judgeprobe.probes.concatenation.units import ClusterUnits
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
     BaseScores,
@@ -57,7 +59,6 @@ from judgeprobe.probes.decisions import (
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     distance_threshold,
@@ -71,6 +72,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, paired_wasserstein
 from judgeprobe.stats.shared_items import (
@@ -136,7 +138,7 @@ def concat_role(cluster: str, k: int, index: int) -> Role:
 
 @register_probe
 @dataclass(frozen=True)
-class ClusterProbe(Probe):
+class ClusterProbe(ClusterUnits, Probe):
     """Concatenations of items from one score cluster against their parts.
 
     Parameters
@@ -157,6 +159,7 @@ class ClusterProbe(Probe):
 
     name: ClassVar[str] = "cluster"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "wasserstein_concat_vs_parts",
         "wasserstein_against_cluster",
@@ -273,7 +276,6 @@ class ClusterProbe(Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[ClusterDesign]:
         """Stage 1: the base request of every item; the clusters need their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         design = ClusterDesign(tuple(pointwise(items)), self.clustering(ctx.rubric))
         return Plan(self.name, ctx, design, base_requests(ctx, design.items))
 

@@ -50,14 +50,15 @@ from judgeprobe.probes.concatenation.permutation_design import (
     PermutationDesign,
     order_role,
 )
+from judgeprobe.probes.concatenation.units import PermutationUnits
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
     base_notes,
     base_requests,
     base_scores,
-    check_rubric,
     concatenation_request,
     decide,
     distance_threshold,
@@ -71,6 +72,7 @@ from judgeprobe.probes.decisions import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import NEUTRAL, Rubric
 from judgeprobe.stats import (
     mcnemar_exact,
@@ -109,7 +111,7 @@ __all__ = [
 
 @register_probe
 @dataclass(frozen=True)
-class PermutationProbe(Probe):
+class PermutationProbe(PermutationUnits, Probe):
     """Concatenated tuples judged in increasing, decreasing and random orders of base score.
 
     Parameters
@@ -132,6 +134,7 @@ class PermutationProbe(Probe):
 
     name: ClassVar[str] = "permutation"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "positional_bias",
         "primacy_share",
@@ -248,7 +251,6 @@ class PermutationProbe(Probe):
     # -- plan ---------------------------------------------------------------------------------
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[PermutationDesign]:
         """Stage 1: the base request of every item; the sample needs their verdicts."""
-        check_rubric(ctx.rubric, self.name)
         design = PermutationDesign(tuple(pointwise(items)))
         return Plan(self.name, ctx, design, base_requests(ctx, design.items))
 

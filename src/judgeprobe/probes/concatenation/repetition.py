@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from judgeprobe.core.evidence import Evidence, collect, item_text, judged
 from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
@@ -31,6 +31,7 @@ from judgeprobe.probes.base import (
     explain_skipped,
 )
 from judgeprobe.probes.decisions import (
+    CONCATENATION,
     FLIP_THRESHOLD,
     BaseScores,
     BootstrapOptions,
@@ -39,7 +40,6 @@ from judgeprobe.probes.decisions import (
     base_requests,
     base_role,
     base_scores,
-    check_rubric,
     decide,
     distance_threshold,
     is_flip,
@@ -55,6 +55,16 @@ from judgeprobe.probes.params import (
     SubsetOf,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import (
+    FindingKey,
+    UnitKind,
+    UnitValues,
+    binary_units,
+    column_wasserstein,
+    finding_key,
+    first_mean,
+)
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
 from judgeprobe.transforms.concat import (
@@ -98,12 +108,19 @@ class RepetitionProbe(Probe):
 
     name: ClassVar[str] = "repetition"
     kind: ClassVar[ProbeKind] = "invariance"
+    requirements: ClassVar[Requirements] = CONCATENATION
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "wasserstein_to_l1",
         "mean_shift",
         "decision_flip_rate",
     )
     stream_findings: ClassVar[frozenset[str]] = frozenset({"decision_flip_rate"})
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        "wasserstein_to_l1": "item",
+        "mean_shift": "item",
+        "decision_flip_rate": "item",
+    }
+    score_unit_findings: ClassVar[frozenset[str]] = frozenset({"wasserstein_to_l1", "mean_shift"})
 
     counts: tuple[int, ...] = (1, 2, 4, 8, 16)
     modes: tuple[RepeatMode, ...] = REPEAT_MODES
@@ -145,7 +162,6 @@ class RepetitionProbe(Probe):
         return active
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[RepetitionDesign]:
-        check_rubric(ctx.rubric, self.name)
         design = RepetitionDesign(tuple(pointwise(items)), tuple(self.active_modes(ctx.rubric)))
         join = Join(self.join, self.separator)
         requests = base_requests(ctx, design.items)
@@ -219,6 +235,31 @@ class RepetitionProbe(Probe):
             tables={"base": base.to_dict(), "variants": rows, "score_span": span},
             notes=notes,
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Per item, per mode and ``l``: its (base, repeated) scores, their shift, a flip."""
+        rubric = plan.context.rubric
+        base = base_scores(plan.design.items, verdicts)
+        rows: dict[tuple[str, int], dict[str, tuple[float, float]]] = {}
+        for role in plan.roles("repeat"):
+            _, mode, times, item_id = role
+            before = base.scores.get(str(item_id))
+            after = verdicts.score(role)
+            if before is not None and after is not None:
+                rows.setdefault((str(mode), int(times)), {})[str(item_id)] = (before, after)
+        found: dict[FindingKey, UnitValues] = {}
+        for (mode, times), pairs in rows.items():
+            labels = {"mode": MODE_LABELS[mode], "l": str(times)}  # type: ignore[index]
+            found[finding_key("wasserstein_to_l1", labels)] = UnitValues(pairs, column_wasserstein)
+            found[finding_key("mean_shift", labels)] = UnitValues(
+                {unit: (a - b,) for unit, (b, a) in pairs.items()}, first_mean
+            )
+            flips = {
+                unit: is_flip(rubric, decide(rubric, b), decide(rubric, a))
+                for unit, (b, a) in pairs.items()
+            }
+            found[finding_key("decision_flip_rate", labels)] = binary_units(flips)
+        return found
 
     def _findings(
         self,

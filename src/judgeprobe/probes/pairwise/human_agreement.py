@@ -26,6 +26,7 @@ Datasets and Benchmarks, sec. 4.2 and table 5 (agreement with and without ties).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,6 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -45,16 +45,17 @@ from judgeprobe.probes.base import (
     pairwise_items,
     slices_as_information,
 )
+from judgeprobe.probes.pairwise.pooled_tables import pooled_agreement, pooled_kappa, table_row
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
     MAJORITY_TIES,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     human_majority,
@@ -67,6 +68,8 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues, finding_key
 from judgeprobe.stats import Estimate
 
 KAPPA = Threshold(warn=0.4, fail=0.2, higher_is_worse=False)
@@ -147,8 +150,7 @@ class HumanAgreementProbe(Probe):
 
     name: ClassVar[str] = "human_agreement"
     kind: ClassVar[ProbeKind] = "agreement"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = dataclasses.replace(PAIRWISE, human_votes=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "judge_human_vote_agreement",
         "judge_human_vote_kappa",
@@ -157,6 +159,11 @@ class HumanAgreementProbe(Probe):
         "human_human_agreement",
         "human_human_kappa",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        f"{stem}_{statistic}": "pair"
+        for stem in ("judge_human_vote", "judge_human_majority", "human_human")
+        for statistic in ("agreement", "kappa")
+    }
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -182,7 +189,6 @@ class HumanAgreementProbe(Probe):
         design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
         if self.judge_source != LIVE:
             return Plan(self.name, ctx, design)
-        check_rubric(ctx)
         requests = live_requests(ctx, design.judged_items(), orders=self.orders)
         return Plan(self.name, ctx, design, requests)
 
@@ -237,6 +243,44 @@ class HumanAgreementProbe(Probe):
             tables={"agreement": rows, "excluded": excluded, "judge_source": self.judge_source},
             notes=[n for n in notes if n],
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Each pair's contingency table (:mod:`~judgeprobe.probes.pairwise.pooled_tables`)
+        of the judge's vote against each human vote, against the human majority, and of pairs
+        of human votes, tallied by :func:`tally`, over all pairs and per slice; agreement and
+        kappa are those of the pooled table."""
+        ctx, design = plan.context, plan.design
+        pairs = list(design.items)
+        judge = collect_judge_votes(
+            design.judged_items(), ctx, verdicts, source=self.judge_source, orders=self.orders
+        )
+        per_item = {
+            item.id: tally(
+                [item],
+                judge,
+                include_ties=self.include_ties,
+                cluster=self.cluster,
+                majority_ties=self.majority_ties,
+            )
+            for item in pairs
+        }
+        clusters = {item.id: cluster_of(item, self.cluster) for item in pairs}
+        found: dict[FindingKey, UnitValues] = {}
+        for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
+            for stem, side in (
+                ("judge_human_vote", "votes"),
+                ("judge_human_majority", "majority"),
+                ("human_human", "humans"),
+            ):
+                compared = [getattr(per_item[item.id], side) for item in chosen]
+                rows = {
+                    item.id: table_row(c) for item, c in zip(chosen, compared, strict=True) if c.a
+                }
+                for name, statistic in (("agreement", pooled_agreement), ("kappa", pooled_kappa)):
+                    found[finding_key(f"{stem}_{name}", labels)] = UnitValues(
+                        rows, statistic, clusters=clusters
+                    )
+        return found
 
     def _findings(
         self, counts: AgreementTally, labels: Mapping[str, str], seed: int

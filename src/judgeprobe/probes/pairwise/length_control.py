@@ -26,7 +26,6 @@ from judgeprobe.core.request import Request
 from judgeprobe.data.items import Item, PairwiseChoice, PairwiseItem
 from judgeprobe.probes.base import (
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -40,11 +39,11 @@ from judgeprobe.probes.pairwise.length import (
 )
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     JudgeVotes,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     finite,
@@ -57,6 +56,8 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues, finding_key, first_mean
 from judgeprobe.stats import Estimate, bootstrap, logistic_length_controlled_rate
 from judgeprobe.stats.resampling import sample_mean
 
@@ -141,9 +142,12 @@ class LengthControlledWinRateProbe(Probe):
 
     name: ClassVar[str] = "length_controlled_win_rate"
     kind: ClassVar[ProbeKind] = "null"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     finding_names: ClassVar[tuple[str, ...] | None] = ("lc_win_rate", "raw_win_rate")
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {"raw_win_rate": "pair"}
+    unpaired_findings: ClassVar[Mapping[str, str]] = {
+        "lc_win_rate": "a logistic fit over all comparisons of a candidate, no per-item unit",
+    }
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -169,7 +173,6 @@ class LengthControlledWinRateProbe(Probe):
         design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
         requests: dict[Role, Request] = {}
         if self.judge_source == LIVE:
-            check_rubric(ctx)
             requests = live_requests(ctx, design.judged_items())
         check_lengths(pairs, [(f"unit={self.unit!r}", self.unit)])
         return Plan(self.name, ctx, design, requests)
@@ -190,6 +193,26 @@ class LengthControlledWinRateProbe(Probe):
                 both["judge"][item.id] = vote.choice
                 both["human"][item.id] = majority
         return judge, both
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """The raw win of each candidate per pair (1, 0.5 for a tie, 0), for the judge and for
+        the humans, over the pairs the raw win rates are over (:meth:`rated_choices`)."""
+        pairs = list(plan.design.items)
+        _, both = self.rated_choices(plan, verdicts)
+        by_model = self._by_model(pairs)
+        found: dict[FindingKey, UnitValues] = {}
+        for rater, choices in both.items():
+            outcomes = outcome_rows(
+                pairs, choices, by_model=by_model, unit=self.unit, cluster=self.cluster
+            )
+            for candidate, data in outcomes.items():
+                labels = {"candidate": candidate, "rater": rater, "unit": self.unit}
+                values = {i: (y,) for i, y in zip(data.items, data.y, strict=True)}
+                clusters = {i: str(c) for i, c in zip(data.items, data.clusters, strict=True)}
+                found[finding_key("raw_win_rate", labels)] = UnitValues(
+                    values, first_mean, clusters=clusters
+                )
+        return found
 
     def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
         ctx, design = plan.context, plan.design

@@ -42,7 +42,6 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -65,13 +64,13 @@ from judgeprobe.probes.pairwise.matched import BinResult, MatchedRow, bin_result
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
     MAJORITY_TIES,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     Comparisons,
     JudgeVotes,
     MajorityTies,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     human_majority,
@@ -91,6 +90,15 @@ from judgeprobe.probes.params import (
     Texts,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import (
+    FindingKey,
+    UnitKind,
+    UnitValues,
+    binary_units,
+    finding_key,
+    mean_difference,
+)
 from judgeprobe.stats import Estimate
 
 BEAT_NULL = Threshold(warn=0.10, fail=0.05, higher_is_worse=False)
@@ -138,8 +146,7 @@ class LengthNullProbe(Probe):
 
     name: ClassVar[str] = "length_null"
     kind: ClassVar[ProbeKind] = "null"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "judge_human_majority_agreement",
         "null_human_vote_agreement",
@@ -150,6 +157,10 @@ class LengthNullProbe(Probe):
         "bin_judge_minus_null",
         "falsifier",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        "bin_judge_agreement": "pair",
+        "bin_judge_minus_null": "pair",
+    }
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -204,7 +215,6 @@ class LengthNullProbe(Probe):
         design = pairwise_design(pairs, self.judge_source, live_only_voted=True)
         requests: dict[Role, Request] = {}
         if self.judge_source == LIVE:
-            check_rubric(ctx)
             requests = live_requests(ctx, design.judged_items())
         check_lengths(
             pairs,
@@ -304,6 +314,31 @@ class LengthNullProbe(Probe):
             tables=tables,
             notes=notes,
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Per pair of each length bin: the judge's hit on the human majority, and the null's
+        beside it for ``bin_judge_minus_null``."""
+        design, ctx = plan.design, plan.context
+        judge = collect_judge_votes(design.judged_items(), ctx, verdicts, source=self.judge_source)
+        found: dict[FindingKey, UnitValues] = {}
+        for labels, chosen in slices(list(design.items), self.by, min_items=self.min_slice_items):
+            rows = self.matched(chosen, judge, ctx.seed)
+            for length_bin in self._bins:
+                inside = [r for r in rows if length_bin.contains(r.gap)]
+                tag = {**labels, "bin": length_bin.label, "unit": self.unit}
+                clusters = {r.item_id: r.cluster for r in inside}
+                found[finding_key("bin_judge_agreement", tag)] = binary_units(
+                    {r.item_id: r.judge_hit for r in inside}, clusters
+                )
+                both = {
+                    r.item_id: (float(r.judge_hit), float(bool(r.null_hit)))
+                    for r in inside
+                    if r.null_hit is not None
+                }
+                found[finding_key("bin_judge_minus_null", tag)] = UnitValues(
+                    both, mean_difference, clusters=clusters
+                )
+        return found
 
     def _decide(
         self, falsifier: Falsifier, rows: Sequence[MatchedRow], seed: int

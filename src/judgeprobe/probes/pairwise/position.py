@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from judgeprobe.core.evidence import collect, judged
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
@@ -39,7 +39,6 @@ from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, Pairwi
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -49,10 +48,10 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
+    PAIRWISE,
     PAIRWISE_CONSTRAINTS,
     ClusterBy,
     PairwiseDesign,
-    check_rubric,
     cluster_of,
     collect_judge_votes,
     live_requests,
@@ -64,6 +63,15 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import Constraint, Level
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import (
+    FindingKey,
+    UnitKind,
+    UnitValues,
+    binary_units,
+    finding_key,
+    pooled_ratio,
+)
 from judgeprobe.stats import Estimate, clustered_proportion, mcnemar_exact
 from judgeprobe.transforms.swap import swap_choice
 
@@ -133,8 +141,7 @@ class PositionProbe(Probe):
 
     name: ClassVar[str] = "position"
     kind: ClassVar[ProbeKind] = "invariance"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = PAIRWISE
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "position_consistency",
         "swap_flip_rate",
@@ -142,6 +149,13 @@ class PositionProbe(Probe):
         "second_position_bias",
         "first_position_share",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        "position_consistency": "pair",
+        "swap_flip_rate": "pair",
+        "first_position_bias": "pair",
+        "second_position_bias": "pair",
+        "first_position_share": "pair",
+    }
 
     judge_source: str = LIVE
     cluster: ClusterBy = "question"
@@ -158,7 +172,6 @@ class PositionProbe(Probe):
         design = pairwise_design(pairwise_items(items), self.judge_source, live_only_voted=False)
         if self.judge_source != LIVE:
             return Plan(self.name, ctx, design)
-        check_rubric(ctx)
         return Plan(self.name, ctx, design, live_requests(ctx, design.items, orders="both"))
 
     def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
@@ -201,6 +214,35 @@ class PositionProbe(Probe):
             },
             notes=[note],
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """The rates per pair (a live judge only), over all pairs and per slice; the first-shown
+        share as the pair's decisive first-shown picks of its decisive verdicts (pooled)."""
+        if self.judge_source != LIVE:
+            return {}
+        pairs = list(plan.design.items)
+        swaps, _ = swap_pairs(pairs, verdicts, self.cluster)
+        found: dict[FindingKey, UnitValues] = {}
+        for labels, chosen in slices(pairs, self.by, min_items=self.min_slice_items):
+            rows = {i.id: swaps[i.id] for i in chosen if i.id in swaps}
+            clusters = {u: str(p.cluster) for u, p in rows.items()}
+            flags = {
+                "position_consistency": {u: p.consistent for u, p in rows.items()},
+                "swap_flip_rate": {u: p.first_bias or p.second_bias for u, p in rows.items()},
+                "first_position_bias": {u: p.first_bias for u, p in rows.items()},
+                "second_position_bias": {u: p.second_bias for u, p in rows.items()},
+            }
+            for name, values in flags.items():
+                found[finding_key(name, labels)] = binary_units(values, clusters)
+            share: dict[str, tuple[float, ...]] = {}
+            for u, p in rows.items():
+                decisive = [c for c in (p.original, p.swapped_raw) if c != "tie"]
+                if decisive:
+                    share[u] = (float(sum(c == "A" for c in decisive)), float(len(decisive)))
+            found[finding_key("first_position_share", labels)] = UnitValues(
+                share, pooled_ratio, clusters=clusters
+            )
+        return found
 
     def _rate(self, flags: Sequence[bool], clusters: Sequence[Hashable], seed: int) -> Estimate:
         """The share of ``flags``, clustered; Clopper-Pearson when each pair is its own cluster.

@@ -40,7 +40,7 @@ import random
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.evidence import Evidence, collect, judged
@@ -50,7 +50,6 @@ from judgeprobe.data.items import PAIRWISE_CHOICES, Item, PairwiseChoice, Pairwi
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -61,8 +60,8 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.decisions import unique_ids
 from judgeprobe.probes.pairwise.votes import (
     CLUSTER_CHOICES,
+    PAIRWISE,
     ClusterBy,
-    check_rubric,
     cluster_of,
     live_request,
     pair_choice,
@@ -70,6 +69,15 @@ from judgeprobe.probes.pairwise.votes import (
 )
 from judgeprobe.probes.params import Constraint, Interval, Level, OneOf, Resamples
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import (
+    FindingKey,
+    UnitKind,
+    UnitValues,
+    binary_units,
+    finding_key,
+    mean_difference,
+)
 from judgeprobe.rubrics import Rubric, builtin_rubric
 from judgeprobe.stats import Estimate, clustered_proportion
 from judgeprobe.stats.comparison import paired_difference
@@ -163,13 +171,17 @@ class SelfPreferenceProbe(Probe):
 
     name: ClassVar[str] = "self_preference"
     kind: ClassVar[ProbeKind] = "invariance"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = dataclasses.replace(PAIRWISE, generates=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "self_preference",
         "own_answer_win_rate",
         "placebo_win_rate",
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = {
+        "self_preference": "pair",
+        "own_answer_win_rate": "pair",
+        "placebo_win_rate": "pair",
+    }
 
     replace: Replace = "random"
     max_new_tokens: int = 100
@@ -194,7 +206,6 @@ class SelfPreferenceProbe(Probe):
         return rubric.with_template(rubric.template, max_new_tokens=self.max_new_tokens)
 
     def plan(self, items: Sequence[Item], ctx: ProbeContext) -> Plan[SelfPreferenceDesign]:
-        check_rubric(ctx)
         pairs = pairwise_items(items)
         unique_ids(pairs)
         asked = [item for item in pairs if item.turn == 1]
@@ -299,6 +310,34 @@ class SelfPreferenceProbe(Probe):
             },
             notes=_notes(design, outcomes),
         )
+
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Per pair the judge answered: whether its own answer wins the slot and whether the
+        other model's answer there wins (in both orders, and in the one order of each form),
+        clustered as the probe's interval clusters them."""
+        design = plan.design
+        answered = set(design.answered)
+        found: dict[FindingKey, UnitValues] = {}
+        for form in (None, *FORMS):
+            rows: dict[str, tuple[float, float]] = {}
+            clusters: dict[str, str] = {}
+            for item, slot in zip(design.items, design.slots, strict=True):
+                if item.id not in answered:
+                    continue
+                outcome = _outcome(item, slot, verdicts, self.cluster)
+                chosen = (0, 1) if form is None else (outcome.order_of(form),)
+                own, placebo = outcome.wins("own", chosen), outcome.wins("placebo", chosen)
+                if own is not None and placebo is not None:
+                    rows[item.id] = (float(own), float(placebo))
+                    clusters[item.id] = str(outcome.cluster)
+            tag = {} if form is None else {"shown": form}
+            found[finding_key("self_preference", tag)] = UnitValues(
+                rows, mean_difference, clusters=clusters
+            )
+            for name, column in (("own_answer_win_rate", 0), ("placebo_win_rate", 1)):
+                flags = {u: bool(row[column]) for u, row in rows.items()}
+                found[finding_key(name, tag)] = binary_units(flags, clusters)
+        return found
 
     def _findings(
         self,

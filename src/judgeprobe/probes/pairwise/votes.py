@@ -40,6 +40,7 @@ from judgeprobe.data.items import (
 from judgeprobe.errors import ConfigError
 from judgeprobe.probes.decisions import unique_ids
 from judgeprobe.probes.params import Constraint, Interval, OneOf, SubsetOf, Text
+from judgeprobe.probes.requirements import Requirements
 from judgeprobe.stats import Estimate, agreement, cohen_kappa
 from judgeprobe.transforms.swap import swap_choice, swap_positions
 
@@ -152,15 +153,14 @@ def pairwise_design(
     return PairwiseDesign(tuple(items), tuple(item.id for item in judged))
 
 
-def check_rubric(ctx: ProbeContext) -> None:
-    """The rubric must be pairwise and read only the pairwise fields."""
-    rubric = ctx.rubric
-    extra = [name for name in rubric.inputs if name not in PAIRWISE_FIELDS]
-    if rubric.kind != "pairwise" or extra:
-        raise ConfigError(
-            f"rubric {rubric.name!r} cannot judge pairs: a live pairwise probe needs a pairwise "
-            f"rubric with inputs among {PAIRWISE_FIELDS} (e.g. builtin_rubric('preference'))"
-        )
+PAIRWISE = Requirements(
+    rubric_kinds=("pairwise",),
+    items="pairwise",
+    inputs_among=PAIRWISE_FIELDS,
+    does="shows the judge a prompt and two responses",
+)
+"""What a pairwise probe needs: pairwise items and a pairwise rubric that reads only the pair's
+fields (e.g. ``builtin_rubric('preference')``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,6 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import (
     FigureSpec,
     Finding,
-    ItemKind,
     Probe,
     ProbeKind,
     ProbeResult,
@@ -34,6 +33,8 @@ from judgeprobe.probes.params import (
     Scale,
 )
 from judgeprobe.probes.registry import register_probe
+from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.rubrics.variants import VariantSet
 
@@ -46,6 +47,7 @@ from .noise import noise
 from .reproduction import flipped_pairs, reproduction, reproduction_requests
 from .section import Section, Settings
 from .strata import ITEM_TYPE_RULES, refusal_item_type, strata
+from .units import UNPAIRED, policy_units, unit_kinds
 from .wordings import VariantSpec, validated_wordings, variant_set
 
 NULLS = ("matched", "pairwise")
@@ -97,8 +99,7 @@ class PolicyInvarianceProbe(Probe):
 
     name: ClassVar[str] = "policy_invariance"
     kind: ClassVar[ProbeKind] = "invariance"
-    item_kind: ClassVar[ItemKind] = "pointwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("scale", "binary", "continuous")
+    requirements: ClassVar[Requirements] = Requirements(instructions=True)
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "p_jitter",
         "null_flip_rate",
@@ -119,6 +120,8 @@ class PolicyInvarianceProbe(Probe):
     trial_findings: ClassVar[frozenset[str]] = frozenset(
         {"deterministic_share", "induced_instability_share"}
     )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("item")
+    unpaired_findings: ClassVar[Mapping[str, str]] = UNPAIRED
 
     variants: VariantSpec = "builtin"
     reruns: int = 3
@@ -233,6 +236,11 @@ class PolicyInvarianceProbe(Probe):
             notes=notes,
         )
 
+    def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
+        """Flips, accuracy spreads and failed calls per item
+        (:mod:`judgeprobe.probes.policy_invariance.units`)."""
+        return policy_units(self, plan, verdicts)
+
     def label_scale(self, items: Sequence[Item], rubric: Rubric) -> tuple[float, float]:
         """The range of the human labels (``human_scale``, or inferred; see the class doc)."""
         values = [v for i in items if isinstance(i, PointwiseItem) for v in i.human_scores]
@@ -289,8 +297,10 @@ class PairwisePolicyInvarianceProbe(PolicyInvarianceProbe):
     """
 
     name: ClassVar[str] = "policy_invariance_pairwise"
-    item_kind: ClassVar[ItemKind] = "pairwise"
-    rubric_kinds: ClassVar[tuple[str, ...]] = ("pairwise",)
+    requirements: ClassVar[Requirements] = Requirements(
+        rubric_kinds=("pairwise",), items="pairwise", instructions=True
+    )
+    finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("pair")
 
 
 def _key(ctx: ProbeContext, design: PolicyDesign) -> dict[str, Any]:

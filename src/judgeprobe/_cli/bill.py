@@ -1,6 +1,6 @@
-"""``judgeprobe plan`` and the audit's cost gate: the bill printed before the first judge call.
+"""``judgeprobe bill`` and the audit's cost gate: the bill printed before the first judge call.
 
-``judgeprobe plan CONFIG`` (and ``judgeprobe audit CONFIG --plan``) print the bill of
+``judgeprobe bill CONFIG`` (and ``judgeprobe audit CONFIG --bill``) print the bill of
 :func:`judgeprobe.audit.billing.plan_audit` and make no judge call; ``audit --confirm-over AMOUNT``
 asks before an audit whose planned cost exceeds AMOUNT, and without a terminal refuses unless
 ``--yes`` is given.
@@ -27,14 +27,14 @@ from judgeprobe._cli.options import (
     ProbeNames,
     RubricSpec,
     Seed,
-    config_from_options,
+    build_config,
 )
 from judgeprobe.errors import ConfigError
 
 out = Console()
 
 
-def plan(
+def bill(
     config_path: Annotated[
         Path | None,
         typer.Argument(help="Audit config YAML (judge, rubric, data, probes, pricing)."),
@@ -60,12 +60,12 @@ def plan(
         ),
     ] = False,
 ) -> None:
-    """Plan an audit without a judge call: its requests, tokens, cost and time, per probe.
+    """The bill of an audit, without a judge call: its requests, tokens, cost and time, per probe.
 
     Takes the audit's config and overrides; the audit then makes the calls it bills. With
     --pilot the first stages are judged first (their cost is printed), and the rest is exact.
     """
-    config = config_from_options(
+    config = build_config(
         config_path,
         judge=judge,
         data=data,

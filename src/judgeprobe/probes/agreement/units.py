@@ -1,4 +1,4 @@
-"""Per-item rows of the agreement probes' findings, for paired differences between two runs.
+"""Per-item rows of the agreement probe's findings: the units two runs are paired on.
 
 The agreement probe's findings are statistics over items (an AUC, a kappa, a correlation, a
 margin over a trivial baseline), not means of one 0/1 outcome per item. Each is paired as it is
@@ -6,11 +6,10 @@ computed: the rows of an item are the values the finding reads of it (the human 
 decision, the judge's decision or ranking score, a baseline's out-of-fold decision or score),
 and the statistic is the probe's own function of those rows (:mod:`judgeprobe.stats.
 classification`, :mod:`judgeprobe.probes.agreement.findings`, :mod:`judgeprobe.probes.
-_baselines`), applied to each bootstrap resample of the items the runs share. The rows are
-rebuilt as the probe builds them (:meth:`~judgeprobe.probes.agreement.probe.AgreementProbe.data`,
-the
-probe's parameters read back from the run store), so on the same items the paired estimate is
-the difference of the two reported findings.
+agreement.baselines`), applied to each bootstrap resample of the items the runs share. The rows
+are built as the probe builds them (:meth:`~judgeprobe.probes.agreement.probe.AgreementProbe.
+data`), so on the same items the paired estimate is the difference of the two reported
+findings.
 
 A margin over the best baseline carries the baseline's values in its rows, so each run's margin
 is recomputed whole on every resample; the baseline depends on the data, the seed and the human
@@ -22,29 +21,17 @@ The statistic is the baseline run's, applied to both runs' rows: its settings (t
 bins, the level of Krippendorff's alpha) are probe parameters, equal in runs that may be
 compared, and its grid of human label values is that of the baseline run's scored items (the
 same when both runs score every item).
-
-The human-agreement probe's agreement and kappa are those of a pooled contingency table, one
-table per item (:func:`human_agreement_units`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.compare.units import (
-    FindingKey,
-    UnitValues,
-    finding_key,
-    of_columns,
-    pooled_ratio,
-)
 from judgeprobe.core.plan import Plan, Verdicts
-from judgeprobe.data.items import PAIRWISE_CHOICES
 from judgeprobe.probes.agreement.baselines import (
     GATED_METRICS,
     METRICS,
@@ -61,14 +48,16 @@ from judgeprobe.probes.agreement.findings import (
     root_mean_squared_error,
     stratum_rows,
 )
-from judgeprobe.probes.pairwise.human_agreement import tally
-from judgeprobe.probes.pairwise.votes import Comparisons, cluster_of, collect_judge_votes, slices
+from judgeprobe.probes.units import (
+    FindingKey,
+    UnitKind,
+    UnitValues,
+    finding_key,
+    first_mean,
+    of_columns,
+    pooled_ratio,
+)
 from judgeprobe.stats import classification as cls
-from judgeprobe.stats.agreement import kappa_from_tables
-
-
-def _mean(rows: NDArray[np.float64]) -> Any:
-    return rows[..., 0].mean(axis=-1)
 
 
 def _margin(fn: Pair) -> Callable[[NDArray[Any], NDArray[Any], NDArray[Any]], float]:
@@ -117,7 +106,7 @@ def _hits(b: Binary, rows: Sequence[int]) -> dict[str, tuple[float, ...]]:
     return {b.ids[k]: (float(b.truth[k] == b.judge[k]),) for k in rows}
 
 
-def binary_units(
+def decision_units(
     b: Binary, *, calibration_bins: int, min_slice_items: int
 ) -> dict[FindingKey, UnitValues]:
     """The binary metrics, AUCs and calibration per item with a human decision (the human
@@ -132,7 +121,7 @@ def binary_units(
         if name != "accuracy"
     }
     found[finding_key("accuracy", {})] = UnitValues(
-        _hits(b, every), _mean, binary=True, clusters=clusters
+        _hits(b, every), first_mean, binary=True, clusters=clusters
     )
     ranked = _rows(b.ids, b.truth, b.score)
     for name, fn in (("roc_auc", cls.roc_auc), ("pr_auc", cls.pr_auc)):
@@ -149,7 +138,7 @@ def binary_units(
     ]:
         value, rows = chosen
         found[finding_key(name, {labels: value})] = UnitValues(
-            _hits(b, rows), _mean, binary=True, clusters=clusters
+            _hits(b, rows), first_mean, binary=True, clusters=clusters
         )
     return found
 
@@ -193,7 +182,8 @@ def rater_units(data: AgreementData) -> dict[FindingKey, UnitValues]:
 def agreement_units(
     probe: Any, plan: Plan[Any], verdicts: Verdicts
 ) -> dict[FindingKey, UnitValues]:
-    """Every finding of the agreement probe per item, from its stored plan and verdicts."""
+    """Every finding of :data:`AGREEMENT_UNITS` per item, from the probe (its parameters), its
+    plan and verdicts."""
     _, data = probe.data(plan, verdicts)
     found = {**scale_units(data, probe.alpha_level), **rater_units(data)}
     b = data.binary()
@@ -201,7 +191,7 @@ def agreement_units(
         ctx = plan.context
         baselines, _ = baseline_set(b, ctx.rubric, probe.keywords, ctx.seed)
         found.update(
-            binary_units(
+            decision_units(
                 b, calibration_bins=probe.calibration_bins, min_slice_items=probe.min_slice_items
             )
         )
@@ -209,77 +199,24 @@ def agreement_units(
     return found
 
 
-CELLS = tuple((x, y) for x in PAIRWISE_CHOICES for y in PAIRWISE_CHOICES)
-"""The cells of a pairwise contingency table (the judge's or a human's choice by another's)."""
-
-
-def _table(comparisons: Comparisons) -> tuple[float, ...]:
-    counts = Counter(zip(comparisons.a, comparisons.b, strict=True))
-    return tuple(float(counts[cell]) for cell in CELLS)
-
-
-def _pooled_tables(rows: NDArray[np.float64]) -> NDArray[np.float64]:
-    width = len(PAIRWISE_CHOICES)
-    tables: NDArray[np.float64] = rows.sum(axis=-2).reshape(*rows.shape[:-2], width, width)
-    return tables
-
-
-def _pooled_agreement(rows: NDArray[np.float64]) -> Any:
-    """Raw agreement of the pooled table of rows (one contingency table per item)."""
-    tables = _pooled_tables(rows)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.trace(tables, axis1=-2, axis2=-1) / tables.sum(axis=(-2, -1))
-
-
-def _pooled_kappa(rows: NDArray[np.float64]) -> Any:
-    """Cohen's kappa of the pooled table of rows; NaN where one side gave one answer to every
-    comparison (of two or more), as :meth:`~judgeprobe.probes.pairwise.votes.Comparisons.kappa`."""
-    tables = _pooled_tables(rows)
-    one_answer = ((tables.sum(axis=-1) > 0).sum(axis=-1) == 1) | (
-        (tables.sum(axis=-2) > 0).sum(axis=-1) == 1
+AGREEMENT_UNITS: Mapping[str, UnitKind] = {
+    name: "item"
+    for name in (
+        "mae",
+        "rmse",
+        "spearman",
+        "quadratic_weighted_kappa",
+        "krippendorff_alpha",
+        *BINARY_METRICS,
+        "roc_auc",
+        "pr_auc",
+        "expected_calibration_error",
+        "category_accuracy",
+        "stratum_accuracy",
+        *GATED_METRICS,
+        "judge_vote_accuracy",
+        "human_loo_accuracy",
+        "judge_loo_accuracy",
     )
-    constant = one_answer & (tables.sum(axis=(-2, -1)) > 1)
-    return np.where(constant, np.nan, kappa_from_tables(tables))
-
-
-def human_agreement_units(
-    probe: Any, plan: Plan[Any], verdicts: Verdicts
-) -> dict[FindingKey, UnitValues]:
-    """The human-agreement probe's comparisons per item (its contingency table of the judge's
-    vote against each human vote, against the human majority, and of pairs of human votes),
-    tallied by the probe's own :func:`~judgeprobe.probes.pairwise.human_agreement.tally`, over all
-    items
-    and per slice; agreement and kappa are those of the pooled table."""
-    ctx, design = plan.context, plan.design
-    pairs = list(design.items)
-    judge = collect_judge_votes(
-        design.judged_items(), ctx, verdicts, source=probe.judge_source, orders=probe.orders
-    )
-    per_item = {
-        item.id: tally(
-            [item],
-            judge,
-            include_ties=probe.include_ties,
-            cluster=probe.cluster,
-            majority_ties=probe.majority_ties,
-        )
-        for item in pairs
-    }
-    clusters = {item.id: cluster_of(item, probe.cluster) for item in pairs}
-    found: dict[FindingKey, UnitValues] = {}
-    for labels, chosen in slices(pairs, probe.by, min_items=probe.min_slice_items):
-        for stem, side in (
-            ("judge_human_vote", "votes"),
-            ("judge_human_majority", "majority"),
-            ("human_human", "humans"),
-        ):
-            compared = [getattr(per_item[item.id], side) for item in chosen]
-            rows = {item.id: _table(c) for item, c in zip(chosen, compared, strict=True) if c.a}
-            for name, statistic in (("agreement", _pooled_agreement), ("kappa", _pooled_kappa)):
-                found[finding_key(f"{stem}_{name}", labels)] = UnitValues(
-                    rows, statistic, clusters=clusters
-                )
-    return found
-
-
-__all__ = ["agreement_units", "human_agreement_units"]
+}
+"""The agreement probe's findings paired by item (the baselines' own metrics are not)."""
