@@ -124,7 +124,9 @@ def test_the_middle_position_puts_the_positive_part_after_k_over_2_parts(
 def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_part_is_first() -> (
     None
 ):
-    result = run(BypassProbe(ks=(2, 4), n_resamples=FAST), make_items(8, 20), first_part_judge())
+    result = run(
+        BypassProbe(ks=(2, 4), draws=10, n_resamples=FAST), make_items(8, 20), first_part_judge()
+    )
     for k, position in [("2", "last"), ("4", "middle"), ("4", "last")]:
         finding = result.finding("bypass_rate", k=k, position=position)
         assert finding.estimate.estimate == 1.0, finding
@@ -418,7 +420,7 @@ def test_the_probe_is_registered_by_name_and_declares_its_findings() -> None:
     [
         ({"ks": (1,)}, "ks must be integers >= 2"),
         ({"positions": ("top",)}, "positions must be one or more of 'first', 'middle', 'last'"),
-        ({"draws": 0}, "draws must be an integer >= 1, got 0"),
+        ({"draws": -1}, "draws must be an integer >= 0, got -1"),
         ({"classes": "votes"}, "classes must be one of 'auto', 'human', 'judge', got 'votes'"),
         (
             {"human_positive_at": 0.2, "human_negative_at": 0.5},

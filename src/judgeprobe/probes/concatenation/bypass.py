@@ -78,6 +78,7 @@ from judgeprobe.probes.concatenation.bypass_tally import (
     skip_note,
     tally_roles,
 )
+from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import BypassUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -125,6 +126,10 @@ __all__ = [
 ]
 
 
+PAPER_DRAWS = 10
+"""Filler tuples per anchor in the paper's design, and the most a sized design draws."""
+
+
 @register_probe
 @dataclass(frozen=True)
 class BypassProbe(BypassUnits, Probe):
@@ -136,9 +141,11 @@ class BypassProbe(BypassUnits, Probe):
         Parts per concatenation (one positive, k - 1 negative).
     positions : tuple of {"first", "middle", "last"}, default all three
         Where the positive part goes; ``middle`` is after k // 2 parts and needs k >= 3.
-    draws : int, default 10
+    draws : int, default 0
         Distinct ordered tuples of k - 1 negative parts drawn per positive item and k; each is
-        judged with the positive part at every position (fewer when fewer exist).
+        judged with the positive part at every position (fewer when fewer exist); 0 sizes them by
+        the question and the items (:mod:`~judgeprobe.probes.concatenation.sizing`, at most 10;
+        the paper's design: 10).
     false_alarm_items : int, default 50
         Negative items (a seeded sample) each joined with ``draws`` tuples of k - 1 other negative
         items, for the mirror finding.
@@ -157,6 +164,8 @@ class BypassProbe(BypassUnits, Probe):
     separator : str, default "\\n\\n"
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
+    design : {"sized", "paper"}, default "sized"
+        ``paper``: every size left at its default takes the paper's.
     """
 
     name: ClassVar[str] = "bypass"
@@ -166,7 +175,7 @@ class BypassProbe(BypassUnits, Probe):
 
     ks: tuple[int, ...] = (2, 4)
     positions: tuple[Position, ...] = POSITIONS
-    draws: int = 10
+    draws: int = 0
     false_alarm_items: int = 50
     classes: ClassSource = "auto"
     human_positive_at: float = 0.75
@@ -176,11 +185,13 @@ class BypassProbe(BypassUnits, Probe):
     separator: str = "\n\n"
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    design: Design = "sized"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "ks": Counts(minimum=2),
         "positions": SubsetOf(POSITIONS),
-        "draws": Interval(int, 1),
+        "draws": Interval(int, 0),
+        "design": OneOf(DESIGNS),
         "false_alarm_items": Interval(int, 0),
         "classes": OneOf(CLASS_SOURCES),
         "human_scale": Scale(),
@@ -196,6 +207,14 @@ class BypassProbe(BypassUnits, Probe):
                 f"{self.human_negative_at!r} and {self.human_positive_at!r}"
             )
         Join(self.join, self.separator)
+        object.__setattr__(self, "draws", by_design(self.design, self.draws, 0, PAPER_DRAWS))
+
+    def draws_for(self, anchors: int, pool: int, k: int) -> int:
+        """Tuples of fillers to draw per anchor (a positive item, or a false-alarm anchor) at k:
+        ``draws``, or the question's size over ``pool`` items spread over the anchors."""
+        if self.draws:
+            return self.draws
+        return min(PAPER_DRAWS, -(-sized_count(FLIP_THRESHOLD, pool, k) // max(anchors, 1)))
 
     # -- design -------------------------------------------------------------------------------
     def draw(self, design: BypassDesign, base: BaseScores, ctx: ProbeContext) -> BypassDesign:
@@ -310,6 +329,7 @@ class BypassProbe(BypassUnits, Probe):
         1 picks the anchors and (2, k, anchor) draws an anchor's other parts.
         """
         negatives = design.negatives
+        pool = len(design.positives) + len(negatives)
         replaced: set[int] = set()  # the ks whose fillers had to repeat
         fillers: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}
         mirror: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}
@@ -317,7 +337,8 @@ class BypassProbe(BypassUnits, Probe):
         for k in self.ks:
             for positive in design.positives:
                 rng = probe_rng(ctx, self.name, 0, k, _id_code(positive))
-                tuples, again = draw_tuples(rng, len(negatives), k - 1, self.draws, ordered=True)
+                wanted = self.draws_for(len(design.positives), pool, k)
+                tuples, again = draw_tuples(rng, len(negatives), k - 1, wanted, ordered=True)
                 fillers[positive, k] = tuple(tuple(negatives[i] for i in t) for t in tuples)
                 if again:
                     replaced.add(k)
@@ -328,7 +349,8 @@ class BypassProbe(BypassUnits, Probe):
                 for anchor in anchors:
                     others = [n for n in negatives if n != anchor]
                     rng = probe_rng(ctx, self.name, 2, k, _id_code(anchor))
-                    tuples, again = draw_tuples(rng, len(others), k - 1, self.draws, ordered=True)
+                    wanted = self.draws_for(len(anchors), len(negatives), k)
+                    tuples, again = draw_tuples(rng, len(others), k - 1, wanted, ordered=True)
                     mirror[anchor, k] = tuple(tuple(others[i] for i in t) for t in tuples)
                     if again:
                         replaced.add(k)

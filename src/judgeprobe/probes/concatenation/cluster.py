@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.core.request import Request
@@ -48,7 +48,16 @@ from judgeprobe.probes.base import (
     explain_skipped,
     not_assessable,
 )
+from judgeprobe.probes.concatenation.cluster_design import (
+    Cluster,
+    ClusterBy,
+    ClusterDesign,
+    Clustering,
+    Concatenations,
+    concat_role,
+)
 from judgeprobe.probes.concatenation.evidence import class_evidence
+from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import ClusterUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -82,58 +91,8 @@ from judgeprobe.stats.shared_items import (
 )
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
-ClusterBy = Literal["auto", "class", "quantile"]
-Clustering = Literal["class", "quantile"]
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    """One cluster of items: its name, how it was chosen and its members (sorted ids)."""
-
-    name: str
-    rule: str
-    members: tuple[str, ...]
-    score_min: float
-    score_max: float
-    upward: bool = True
-    """The cluster's own direction: True when its class (or tail) lies towards higher scores."""
-
-
-@dataclass(frozen=True, slots=True)
-class Concatenations:
-    """The concatenations drawn from one cluster for one k: the part ids of each, in order."""
-
-    cluster: str
-    k: int
-    parts: tuple[tuple[str, ...], ...]
-    with_replacement: bool = False
-    """True when the cluster has fewer than k items, so parts were drawn with replacement."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterDesign:
-    """The items and, once drawn from the base scores, the clusters and their concatenations.
-
-    The first stage has only the items (``drawn`` False); :meth:`ClusterProbe.refine` adds the
-    clusters tested (those with at least two members), the concatenations of each cluster and
-    k (in the order of ``ks``) and the notes the drawing made.
-    """
-
-    items: tuple[PointwiseItem, ...]
-    clustering: Clustering
-    drawn: bool = False
-    clusters: tuple[Cluster, ...] = ()
-    concatenations: tuple[Concatenations, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def of(self, cluster: str) -> list[Concatenations]:
-        """The concatenations of ``cluster``, one entry per k."""
-        return [c for c in self.concatenations if c.cluster == cluster]
-
-
-def concat_role(cluster: str, k: int, index: int) -> Role:
-    """The role of the ``index``-th concatenation of k parts drawn from ``cluster``."""
-    return ("concat", cluster, k, index)
+SIZED_KS = (2, 4)
+PAPER_KS = (2, 4, 8, 16)
 
 
 @register_probe
@@ -143,10 +102,14 @@ class ClusterProbe(ClusterUnits, Probe):
 
     Parameters
     ----------
-    ks : tuple of int, default (2, 4, 8, 16)
-        Numbers of items per concatenation.
-    per_cluster : int, default 1000
-        Distinct concatenations drawn per cluster and k (fewer when fewer exist).
+    ks : tuple of int, default (2, 4)
+        Numbers of items per concatenation (the paper's design: 2, 4, 8, 16).
+    per_cluster : int, default 0
+        Distinct concatenations drawn per cluster and k (fewer when fewer exist); 0 sizes them
+        by the question and the cluster's items (:mod:`~judgeprobe.probes.concatenation.sizing`;
+        the paper's design: 1000).
+    design : {"sized", "paper"}, default "sized"
+        ``paper``: every size left at its default takes the paper's.
     quantile : float, default 0.1
         Share of items in each quantile cluster.
     cluster_by : {"auto", "class", "quantile"}, default "auto"
@@ -169,18 +132,20 @@ class ClusterProbe(ClusterUnits, Probe):
         "range_departure_rate",
     )
 
-    ks: tuple[int, ...] = (2, 4, 8, 16)
-    per_cluster: int = 1000
+    ks: tuple[int, ...] = SIZED_KS
+    per_cluster: int = 0
     quantile: float = 0.1
     cluster_by: ClusterBy = "auto"
     join: JoinStyle = "parallel"
     separator: str = "\n\n"
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    design: Design = "sized"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "ks": Counts(minimum=2),
-        "per_cluster": Interval(int, 1),
+        "per_cluster": Interval(int, 0),
+        "design": OneOf(DESIGNS),
         "quantile": Interval(float, 0, 0.5, closed="right"),
         "cluster_by": OneOf(("auto", "class", "quantile")),
         "join": OneOf(JOIN_STYLES),
@@ -189,6 +154,12 @@ class ClusterProbe(ClusterUnits, Probe):
 
     def check_parameters(self) -> None:
         Join(self.join, self.separator)
+        object.__setattr__(self, "ks", by_design(self.design, self.ks, SIZED_KS, PAPER_KS))
+        object.__setattr__(self, "per_cluster", by_design(self.design, self.per_cluster, 0, 1000))
+
+    def wanted(self, members: int, k: int) -> int:
+        """Concatenations to draw from a cluster of ``members`` items at ``k``."""
+        return self.per_cluster or sized_count(FLIP_THRESHOLD, members, k)
 
     # -- design -------------------------------------------------------------------------------
     def clustering(self, rubric: Rubric) -> Clustering:
@@ -216,7 +187,8 @@ class ClusterProbe(ClusterUnits, Probe):
             for k in self.ks:
                 rng = probe_rng(ctx, self.name, index, k)
                 n = len(cluster.members)
-                tuples, replaced = draw_tuples(rng, n, k, self.per_cluster, ordered=True)
+                wanted = self.wanted(n, k)
+                tuples, replaced = draw_tuples(rng, n, k, wanted, ordered=True)
                 parts = tuple(tuple(cluster.members[i] for i in t) for t in tuples)
                 drawn.append(Concatenations(cluster.name, k, parts, replaced))
                 if replaced:
@@ -229,10 +201,10 @@ class ClusterProbe(ClusterUnits, Probe):
                         f"cluster {cluster.name!r} has exactly k={k} items: every concatenation "
                         "holds all of them, in different orders"
                     )
-                if len(tuples) < self.per_cluster:
+                if len(tuples) < wanted:
                     notes.append(
                         f"cluster {cluster.name!r}, k={k}: only {len(tuples)} distinct "
-                        f"concatenations exist (asked for {self.per_cluster})"
+                        f"concatenations exist (asked for {wanted})"
                     )
         return ClusterDesign(
             design.items, design.clustering, True, tuple(clusters), tuple(drawn), tuple(notes)
