@@ -26,8 +26,8 @@ def test_the_question_size_tells_a_rate_at_the_fail_line_from_one_at_the_warn_li
 
 
 def test_a_sized_count_is_capped_by_what_the_items_carry() -> None:
-    assert sized_count(FLIP_THRESHOLD, 40, 2) == 60  # 3 per item: 3 * 40 / 2
-    assert sized_count(FLIP_THRESHOLD, 40, 8) == 15
+    assert sized_count(FLIP_THRESHOLD, 40, 2) == 40  # 2 per item: 2 * 40 / 2
+    assert sized_count(FLIP_THRESHOLD, 40, 8) == 10
     assert sized_count(FLIP_THRESHOLD, 10_000, 2) == question_size(FLIP_THRESHOLD)
 
 
@@ -63,16 +63,16 @@ def test_an_unknown_design_is_a_config_error() -> None:
         ClusterProbe(design="huge")  # type: ignore[arg-type]
 
 
-def test_a_sized_cluster_draws_three_concatenations_per_item_at_most() -> None:
+def test_a_sized_cluster_draws_two_concatenations_per_item_at_most() -> None:
     probe = ClusterProbe()
-    assert probe.wanted(40, 2) == 60
-    assert probe.wanted(40, 4) == 30
+    assert probe.wanted(40, 2) == 40
+    assert probe.wanted(40, 4) == 20
     assert ClusterProbe(per_cluster=7).wanted(40, 2) == 7
 
 
 def test_sized_bypass_draws_spread_the_question_over_the_flagged_items() -> None:
     probe = BypassProbe()
-    # 20 flagged and 60 filler items at k = 2: 3 * 80 / 2 = 120 concatenations, 6 per item
-    assert probe.draws_for(20, 80, 2) == 6
+    # 20 flagged and 60 filler items at k = 2: 2 * 80 / 2 = 80 concatenations, 4 per item
+    assert probe.draws_for(20, 80, 2) == 4
     assert probe.draws_for(2, 10_000, 2) == 10  # never more than the paper's 10
     assert BypassProbe(draws=3).draws_for(20, 80, 2) == 3

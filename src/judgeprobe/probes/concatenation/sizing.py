@@ -10,7 +10,9 @@ however many concatenations are drawn. A probe's default design is therefore the
   half-width ``(fail - warn) / 2``, so that a rate at either line can be told from the other
   (``z**2 * f (1 - f) / ((f - w) / 2)**2``: 554 for a flip rate gated at 0.05 / 0.10, 246 for a
   departure rate gated at 0.10 / 0.20);
-- **what the items can carry**: :data:`PER_ITEM` concatenations per item, ``ceil(3 items / k)``.
+- **what the items can carry**: :data:`PER_ITEM` concatenations per item, ``ceil(2 items / k)``:
+  with no departure seen, an interval can rest on no more than ``items / k`` disjoint
+  concatenations, however many are drawn.
 
 Short concatenations come first (k = 2 and 4 for cluster, 4 and 8 for permutation, counts up to 4
 for repetition): they are the cheapest and, per call, the most informative. ``design: paper`` in a
@@ -30,7 +32,7 @@ from judgeprobe.probes.base import Threshold
 T = TypeVar("T")
 Design = Literal["sized", "paper"]
 DESIGNS: tuple[Design, ...] = ("sized", "paper")
-PER_ITEM = 3
+PER_ITEM = 2
 """Concatenations per item a sized design draws at most (for each cluster and k)."""
 
 
@@ -58,7 +60,7 @@ def sized_count(
 
     >>> from judgeprobe.probes.decisions import FLIP_THRESHOLD
     >>> sized_count(FLIP_THRESHOLD, 40, 2), sized_count(FLIP_THRESHOLD, 1000, 2)
-    (60, 554)
+    (40, 554)
     """
     carried = math.ceil(per_item * items / max(k, 1))
     return max(1, min(question_size(threshold, level), carried))
