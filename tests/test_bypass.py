@@ -124,11 +124,16 @@ def test_the_middle_position_puts_the_positive_part_after_k_over_2_parts(
 def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_part_is_first() -> (
     None
 ):
-    result = run(BypassProbe(ks=(2, 4), n_resamples=FAST), make_items(8, 20), first_part_judge())
+    result = run(
+        BypassProbe(ks=(2, 4), draws=10, n_resamples=FAST), make_items(8, 20), first_part_judge()
+    )
     for k, position in [("2", "last"), ("4", "middle"), ("4", "last")]:
         finding = result.finding("bypass_rate", k=k, position=position)
         assert finding.estimate.estimate == 1.0, finding
-        assert finding.estimate.n == 8  # positive items, the unit resampled
+        # n counts the distinct items behind the concatenations: the 8 flagged parts and the
+        # fillers drawn from the 20 negatives
+        assert finding.estimate.counts["parts_flagged"] == 8
+        assert 8 < finding.estimate.n <= 8 + 20
         assert finding.estimate.counts["concatenations"] == 8 * 10
         assert finding.status == "fail"
     for k in ("2", "4"):
@@ -145,15 +150,17 @@ def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_
 
 
 def test_a_judge_that_flags_any_positive_part_is_never_bypassed_and_passes() -> None:
-    # enough positive items (clusters) for a zero bypass rate's CI to clear warn (0.05)
-    result = run(BypassProbe(ks=(2, 4, 8), n_resamples=FAST), make_items(80, 20), any_part_judge())
+    # A zero rate over concatenations of k parts could still hide items that derail every
+    # concatenation they are in: its interval rests on items / k disjoint concatenations. 80
+    # flagged and 80 filler items let the pairs (k = 2) clear warn (0.05); longer concatenations
+    # of the same items stay undecided, never a warn or a fail.
+    result = run(BypassProbe(ks=(2, 4, 8), n_resamples=FAST), make_items(80, 80), any_part_judge())
     assert {f.name for f in result.findings} == {"bypass_rate", "false_alarm_rate"}
     for finding in result.findings:
         assert finding.estimate.estimate == 0.0, finding
         assert finding.estimate.ci.contains(0.0)
-        # twenty negative items are too few to show a false alarm rate below warn: undecided
-        expected = "pass" if finding.name == "bypass_rate" else "inconclusive"
-        assert finding.status == expected, finding
+        passes = finding.name == "bypass_rate" and finding.labels["k"] == "2"
+        assert finding.status == ("pass" if passes else "inconclusive"), finding
     assert len([f for f in result.findings if f.name == "bypass_rate"]) == 2 + 3 + 3
 
 
@@ -164,7 +171,7 @@ def test_false_alarms_count_all_negative_concatenations_decided_positive() -> No
     assert result.finding("false_alarm_rate", k="2").estimate.estimate == 0.0
     four = result.finding("false_alarm_rate", k="4")
     assert four.estimate.estimate == 1.0 and four.status == "fail"
-    assert four.estimate.counts["clusters"] == 12  # every negative item anchors its own draws
+    assert four.estimate.n == 12  # every negative item, as anchor and as filler
 
 
 # -- the interval's unit is the item -----------------------------------------------------------
@@ -172,9 +179,9 @@ def test_a_thousand_concatenations_of_four_positive_items_do_not_give_a_narrow_i
     probe = BypassProbe(ks=(4,), positions=("last",), draws=250, n_resamples=FAST)
     result = run(probe, make_items(4, 10), first_part_judge())
     finding = result.finding("bypass_rate", k="4", position="last")
-    assert finding.estimate.n == 4
+    assert finding.estimate.counts["parts_flagged"] == 4
+    assert finding.estimate.n == 4 + 10  # the flagged parts and their fillers
     assert finding.estimate.counts["concatenations"] == 1000
-    assert finding.estimate.counts["clusters"] == 4
     # Taken as 1000 independent trials, 1000/1000 would give a Wilson interval from 0.996.
     assert finding.estimate.ci.low < 0.6
 
@@ -187,20 +194,18 @@ def test_items_that_differ_give_an_interval_as_wide_as_four_items_allow() -> Non
     )
     probe = BypassProbe(ks=(4,), positions=("last",), draws=250, n_resamples=FAST)
     finding = run(probe, make_items(4, 10), judge).finding("bypass_rate", k="4", position="last")
-    assert finding.estimate.estimate == 0.5 and finding.estimate.n == 4
+    assert finding.estimate.estimate == 0.5 and finding.estimate.counts["parts_flagged"] == 4
     assert finding.estimate.ci.low <= 0.25 and finding.estimate.ci.high >= 0.75
 
 
-def test_n_counts_the_positive_items_and_anchors_the_interval_resamples_not_concatenations() -> (
-    None
-):
+def test_n_counts_the_items_behind_the_concatenations_not_the_concatenations() -> None:
     probe = BypassProbe(ks=(4,), positions=("last",), draws=10, n_resamples=FAST)
     result = run(probe, make_items(27, 12), first_part_judge())
     bypass = result.finding("bypass_rate", k="4", position="last")
-    assert (bypass.estimate.n, bypass.estimate.counts["concatenations"]) == (27, 270)
-    assert "n counts those items" in bypass.description
+    assert (bypass.estimate.n, bypass.estimate.counts["concatenations"]) == (27 + 12, 270)
+    assert "n counts items" in bypass.description
     alarm = result.finding("false_alarm_rate", k="4")
-    assert alarm.estimate.n == alarm.estimate.counts["clusters"] == 12
+    assert alarm.estimate.n == 12
     assert alarm.estimate.counts["concatenations"] == 12 * 10
 
 
@@ -223,7 +228,7 @@ def test_positive_items_the_judge_misses_on_their_own_are_conditioned_out_and_co
     assert result.tables["classes"]["source"] == "human"
     finding = result.finding("bypass_rate", k="2", position="last")
     assert finding.estimate.counts["conditioned_out"] == 1
-    assert finding.estimate.counts["clusters"] == 6
+    assert finding.estimate.counts["parts_flagged"] == 6
     assert "p900" not in {row["item"] for row in result.tables["positive_items"]}
     assert any("conditioned out" in note for note in result.notes)
 
@@ -415,7 +420,7 @@ def test_the_probe_is_registered_by_name_and_declares_its_findings() -> None:
     [
         ({"ks": (1,)}, "ks must be integers >= 2"),
         ({"positions": ("top",)}, "positions must be one or more of 'first', 'middle', 'last'"),
-        ({"draws": 0}, "draws must be an integer >= 1, got 0"),
+        ({"draws": -1}, "draws must be an integer >= 0, got -1"),
         ({"classes": "votes"}, "classes must be one of 'auto', 'human', 'judge', got 'votes'"),
         (
             {"human_positive_at": 0.2, "human_negative_at": 0.5},

@@ -369,17 +369,22 @@ def test_judge_invariant_to_concatenation_keeps_every_cluster_in_its_class() -> 
         for cluster in ("unsafe", "safe"):
             finding = result.finding(name, cluster=cluster, k="8")
             assert finding.estimate.estimate == 0.0 and finding.estimate.ci.contains(0.0)
-            assert finding.estimate.n == 60
+            # n counts the items behind the 60 concatenations of 8 (20 in each class)
+            assert finding.estimate.n == 20
+            assert finding.estimate.counts["units"] == 60
 
 
 def test_judge_invariant_to_order_has_zero_positional_bias() -> None:
     probe = PermutationProbe(ks=(4, 8), n_tuples=80, sample_sizes=(20, 10, 20), n_resamples=FAST)
     result = run(probe, balanced_items(10), max_judge())
+    assert result.plan is not None
+    tuples = result.plan.design.tuples
     for k in ("4", "8"):
         for name in ("positional_bias", "wasserstein_increasing_decreasing"):
             estimate = result.finding(name, k=k).estimate
             assert estimate.estimate == 0.0 and estimate.ci.contains(0.0)
-            assert estimate.n == 80
+            assert estimate.counts["units"] == 80  # tuples; n counts the items they share
+            assert estimate.n == len({i for t in tuples[int(k)] for i in t.parts})
 
 
 # -- planted effects are recovered -------------------------------------------------------------
@@ -405,7 +410,8 @@ def test_planted_first_part_effect_is_recovered_as_positional_bias(p: float) -> 
         )
     )
     bias = result.finding("positional_bias", k="8").estimate
-    assert bias.n == 300
+    assert bias.counts["units"] == 300
+    assert bias.n == len({i for t in design.tuples[8] for i in t.parts})
     assert bias.ci.contains(p * mixed), (p, mixed, bias)
     if p > 0:
         assert result.finding("primacy_share", k="8").estimate.estimate == 1.0

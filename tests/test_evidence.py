@@ -227,7 +227,7 @@ def test_permutation_names_the_tuples_whose_decision_flips_between_orders() -> N
     )
     evidence = evidence_of(result, "positional_bias", k="2")
     flips = result.finding("positional_bias", k="2").estimate
-    assert evidence.total == round(flips.estimate * flips.n) > 0
+    assert evidence.total == round(flips.estimate * flips.counts["units"]) > 0
     increasing, decreasing = evidence.items[0].verdicts
     assert (increasing.role, decreasing.role) == ("increasing", "decreasing")
     assert increasing.label != decreasing.label

@@ -38,7 +38,7 @@ from typing import Any
 
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.audit.config import AuditConfig
-from judgeprobe.audit.run import _dataset, _select_probe, _Selected
+from judgeprobe.audit.run import _dataset, _select_probe, _Selected, with_default_probes
 from judgeprobe.core.judge import Judge
 from judgeprobe.core.plan import Plan
 from judgeprobe.core.pricing import Pricing
@@ -46,7 +46,6 @@ from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine.engine import Engine, run_blocking
 from judgeprobe.engine.store import RunStore
-from judgeprobe.errors import ConfigError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes.base import Probe
@@ -149,9 +148,7 @@ def plan_audit(
     the only calls it makes, shown on a progress bar unless ``progress`` is False.
     """
     if not config.probes:
-        raise ConfigError(
-            "the audit selects no probe; list them under 'probes' in the config or pass --probes"
-        )
+        config = with_default_probes(config, judge)  # the probes the audit would run
     if judge is None:
         built = build_judge(config.judge, **config.judge_options)
         try:

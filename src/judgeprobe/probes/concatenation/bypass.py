@@ -78,6 +78,7 @@ from judgeprobe.probes.concatenation.bypass_tally import (
     skip_note,
     tally_roles,
 )
+from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import BypassUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -107,7 +108,8 @@ from judgeprobe.probes.params import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import Estimate, clustered_proportion
+from judgeprobe.stats import Estimate
+from judgeprobe.stats.shared_items import shared_item_proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
 __all__ = [
@@ -124,6 +126,10 @@ __all__ = [
 ]
 
 
+PAPER_DRAWS = 10
+"""Filler tuples per anchor in the paper's design, and the most a sized design draws."""
+
+
 @register_probe
 @dataclass(frozen=True)
 class BypassProbe(BypassUnits, Probe):
@@ -135,9 +141,11 @@ class BypassProbe(BypassUnits, Probe):
         Parts per concatenation (one positive, k - 1 negative).
     positions : tuple of {"first", "middle", "last"}, default all three
         Where the positive part goes; ``middle`` is after k // 2 parts and needs k >= 3.
-    draws : int, default 10
+    draws : int, default 0
         Distinct ordered tuples of k - 1 negative parts drawn per positive item and k; each is
-        judged with the positive part at every position (fewer when fewer exist).
+        judged with the positive part at every position (fewer when fewer exist); 0 sizes them by
+        the question and the items (:mod:`~judgeprobe.probes.concatenation.sizing`, at most 10;
+        the paper's design: 10).
     false_alarm_items : int, default 50
         Negative items (a seeded sample) each joined with ``draws`` tuples of k - 1 other negative
         items, for the mirror finding.
@@ -156,6 +164,8 @@ class BypassProbe(BypassUnits, Probe):
     separator : str, default "\\n\\n"
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
+    design : {"sized", "paper"}, default "sized"
+        ``paper``: every size left at its default takes the paper's.
     """
 
     name: ClassVar[str] = "bypass"
@@ -165,7 +175,7 @@ class BypassProbe(BypassUnits, Probe):
 
     ks: tuple[int, ...] = (2, 4)
     positions: tuple[Position, ...] = POSITIONS
-    draws: int = 10
+    draws: int = 0
     false_alarm_items: int = 50
     classes: ClassSource = "auto"
     human_positive_at: float = 0.75
@@ -175,11 +185,13 @@ class BypassProbe(BypassUnits, Probe):
     separator: str = "\n\n"
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    design: Design = "sized"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "ks": Counts(minimum=2),
         "positions": SubsetOf(POSITIONS),
-        "draws": Interval(int, 1),
+        "draws": Interval(int, 0),
+        "design": OneOf(DESIGNS),
         "false_alarm_items": Interval(int, 0),
         "classes": OneOf(CLASS_SOURCES),
         "human_scale": Scale(),
@@ -195,6 +207,14 @@ class BypassProbe(BypassUnits, Probe):
                 f"{self.human_negative_at!r} and {self.human_positive_at!r}"
             )
         Join(self.join, self.separator)
+        object.__setattr__(self, "draws", by_design(self.design, self.draws, 0, PAPER_DRAWS))
+
+    def draws_for(self, anchors: int, pool: int, k: int) -> int:
+        """Tuples of fillers to draw per anchor (a positive item, or a false-alarm anchor) at k:
+        ``draws``, or the question's size over ``pool`` items spread over the anchors."""
+        if self.draws:
+            return self.draws
+        return min(PAPER_DRAWS, -(-sized_count(FLIP_THRESHOLD, pool, k) // max(anchors, 1)))
 
     # -- design -------------------------------------------------------------------------------
     def draw(self, design: BypassDesign, base: BaseScores, ctx: ProbeContext) -> BypassDesign:
@@ -309,6 +329,7 @@ class BypassProbe(BypassUnits, Probe):
         1 picks the anchors and (2, k, anchor) draws an anchor's other parts.
         """
         negatives = design.negatives
+        pool = len(design.positives) + len(negatives)
         replaced: set[int] = set()  # the ks whose fillers had to repeat
         fillers: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}
         mirror: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}
@@ -316,7 +337,8 @@ class BypassProbe(BypassUnits, Probe):
         for k in self.ks:
             for positive in design.positives:
                 rng = probe_rng(ctx, self.name, 0, k, _id_code(positive))
-                tuples, again = draw_tuples(rng, len(negatives), k - 1, self.draws, ordered=True)
+                wanted = self.draws_for(len(design.positives), pool, k)
+                tuples, again = draw_tuples(rng, len(negatives), k - 1, wanted, ordered=True)
                 fillers[positive, k] = tuple(tuple(negatives[i] for i in t) for t in tuples)
                 if again:
                     replaced.add(k)
@@ -327,7 +349,8 @@ class BypassProbe(BypassUnits, Probe):
                 for anchor in anchors:
                     others = [n for n in negatives if n != anchor]
                     rng = probe_rng(ctx, self.name, 2, k, _id_code(anchor))
-                    tuples, again = draw_tuples(rng, len(others), k - 1, self.draws, ordered=True)
+                    wanted = self.draws_for(len(anchors), len(negatives), k)
+                    tuples, again = draw_tuples(rng, len(others), k - 1, wanted, ordered=True)
                     mirror[anchor, k] = tuple(tuple(others[i] for i in t) for t in tuples)
                     if again:
                         replaced.add(k)
@@ -418,8 +441,7 @@ class BypassProbe(BypassUnits, Probe):
             for position in self.positions:
                 if not has_position(k, position):
                     continue
-                roles = [(role, unit) for role, unit, _ in self._bypasses(design, k, position)]
-                tally = tally_roles(verdicts, roles, rule.negative)
+                tally = tally_roles(verdicts, self._bypasses(design, k, position), rule.negative)
                 for unit, hit in zip(tally.units, tally.hits, strict=True):
                     per_item[unit][0] += 1
                     per_item[unit][1] += hit
@@ -432,8 +454,7 @@ class BypassProbe(BypassUnits, Probe):
                 bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
                 interval_rows.append(interval_row(f"k={k}, {position}", finding.estimate))
                 skip_note(notes, tally, f"k={k}, positive part {position}")
-            roles = [(role, unit) for role, unit, _ in self._false_alarms(design, k)]
-            tally = tally_roles(verdicts, roles, rule.positive)
+            tally = tally_roles(verdicts, self._false_alarms(design, k), rule.positive)
             alarms = hit_evidence(
                 verdicts, self._false_alarms(design, k), rule.positive, "first part"
             )
@@ -494,8 +515,8 @@ class BypassProbe(BypassUnits, Probe):
             f"Share of concatenations of one part the judge decides {rule.positive!r} on its "
             f"own and k - 1 parts it decides {rule.negative!r} (the positive part at the "
             f"slice's position) that are decided {rule.negative!r}; over the positive items "
-            "the judge detects alone (CI clustered by positive item; n counts those items, "
-            "not the concatenations)",
+            "the judge detects alone (Wilson CI at the effective n over the items the "
+            "concatenations share; n counts items, not concatenations)",
             {"k": str(k), "position": position},
             FLIP_THRESHOLD,
         )
@@ -518,8 +539,8 @@ class BypassProbe(BypassUnits, Probe):
             "false_alarm_rate",
             estimate,
             f"Share of concatenations of k parts the judge each decides {rule.negative!r} on "
-            f"its own that are decided {rule.positive!r} (CI clustered by the first part; n "
-            "counts the first parts, not the concatenations)",
+            f"its own that are decided {rule.positive!r} (Wilson CI at the effective n over the "
+            "items the concatenations share; n counts items, not concatenations)",
             {"k": str(k)},
             FLIP_THRESHOLD,
         )
@@ -528,13 +549,15 @@ class BypassProbe(BypassUnits, Probe):
     def _rate(
         self, tally: Tally, ctx: ProbeContext, empty: str, small: str | None = None
     ) -> Estimate:
-        """The share of hits, clustered by unit; not assessable when a class the rate needs is
-        too ``small`` (one positive item cannot stand for its class, one filler repeated is no
-        sample of the negative one) or when nothing was judged.
+        """The share of hits, over the items the concatenations share; not assessable when a
+        class the rate needs is too ``small`` (one positive item cannot stand for its class, one
+        filler repeated is no sample of the negative one) or when nothing was judged.
 
-        ``n`` is the number of units (positive items, or false-alarm anchors): the interval
-        resamples them, so they, not the concatenations, are the sample; ``counts`` keeps the
-        concatenations judged."""
+        ``n`` is the number of distinct items behind the concatenations (the flagged parts and
+        their fillers): an item that derails every concatenation it is in is one item of
+        evidence, however many concatenations hold it
+        (:func:`~judgeprobe.stats.shared_items.shared_item_proportion`); ``counts`` keeps the
+        concatenations judged and the flagged (or first) parts."""
         units = len(set(tally.units))
         if small is not None and tally.hits:
             return Estimate.undefined(
@@ -543,15 +566,11 @@ class BypassProbe(BypassUnits, Probe):
         if not tally.hits:
             reason = empty if not tally.total else "no concatenation judged ok"
             return Estimate.undefined(0, reason=reason)
-        estimate = clustered_proportion(
-            tally.hits,
-            tally.units,
-            confidence_level=self.confidence_level,
-            seed=ctx.seed,
-            n_resamples=self.n_resamples,
+        estimate = shared_item_proportion(
+            tally.hits, tally.members, confidence_level=self.confidence_level
         )
-        counts = {**estimate.counts, "concatenations": len(tally.hits)}
-        return dataclasses.replace(estimate, n=units, counts=counts)
+        counts = {**estimate.counts, "concatenations": len(tally.hits), "parts_flagged": units}
+        return dataclasses.replace(estimate, counts=counts)
 
 
 def _judged(rubric: Rubric, score: float | None) -> str:

@@ -24,6 +24,8 @@ class Tally:
     """Verdicts by status, ``missing`` included."""
     hits: list[bool] = field(default_factory=list)
     units: list[str] = field(default_factory=list)
+    members: list[tuple[str, ...]] = field(default_factory=list)
+    """The parts of each judged concatenation, aligned with ``hits``."""
     neutral: int = 0
 
     @property
@@ -45,17 +47,21 @@ class Tally:
         }
 
 
-def tally_roles(verdicts: Verdicts, roles: Iterable[tuple[Role, str]], target: str) -> Tally:
-    """Count the verdicts of ``roles`` (role, unit); an ok one is a hit when decided ``target``."""
+def tally_roles(
+    verdicts: Verdicts, roles: Iterable[tuple[Role, str, Sequence[str]]], target: str
+) -> Tally:
+    """Count the verdicts of ``roles`` (role, unit, parts); an ok one is a hit when decided
+    ``target``."""
     roles = list(roles)
-    tally = Tally(verdicts.tally(role for role, _ in roles))
-    for role, unit in roles:
+    tally = Tally(verdicts.tally(role for role, _, _ in roles))
+    for role, unit, parts in roles:
         decision = verdicts.decision(role)
         if decision is None:
             continue
         tally.neutral += decision == "neutral"
         tally.hits.append(decision == target)
         tally.units.append(unit)
+        tally.members.append(tuple(parts))
     return tally
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.core.request import Request
@@ -48,7 +48,16 @@ from judgeprobe.probes.base import (
     explain_skipped,
     not_assessable,
 )
+from judgeprobe.probes.concatenation.cluster_design import (
+    Cluster,
+    ClusterBy,
+    ClusterDesign,
+    Clustering,
+    Concatenations,
+    concat_role,
+)
 from judgeprobe.probes.concatenation.evidence import class_evidence
+from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import ClusterUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -74,61 +83,16 @@ from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, I
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import Estimate, mean_shift, paired_wasserstein, proportion
+from judgeprobe.stats import Estimate, paired_wasserstein
+from judgeprobe.stats.shared_items import (
+    over_shared_items,
+    shared_item_mean,
+    shared_item_proportion,
+)
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
-ClusterBy = Literal["auto", "class", "quantile"]
-Clustering = Literal["class", "quantile"]
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    """One cluster of items: its name, how it was chosen and its members (sorted ids)."""
-
-    name: str
-    rule: str
-    members: tuple[str, ...]
-    score_min: float
-    score_max: float
-    upward: bool = True
-    """The cluster's own direction: True when its class (or tail) lies towards higher scores."""
-
-
-@dataclass(frozen=True, slots=True)
-class Concatenations:
-    """The concatenations drawn from one cluster for one k: the part ids of each, in order."""
-
-    cluster: str
-    k: int
-    parts: tuple[tuple[str, ...], ...]
-    with_replacement: bool = False
-    """True when the cluster has fewer than k items, so parts were drawn with replacement."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterDesign:
-    """The items and, once drawn from the base scores, the clusters and their concatenations.
-
-    The first stage has only the items (``drawn`` False); :meth:`ClusterProbe.refine` adds the
-    clusters tested (those with at least two members), the concatenations of each cluster and
-    k (in the order of ``ks``) and the notes the drawing made.
-    """
-
-    items: tuple[PointwiseItem, ...]
-    clustering: Clustering
-    drawn: bool = False
-    clusters: tuple[Cluster, ...] = ()
-    concatenations: tuple[Concatenations, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def of(self, cluster: str) -> list[Concatenations]:
-        """The concatenations of ``cluster``, one entry per k."""
-        return [c for c in self.concatenations if c.cluster == cluster]
-
-
-def concat_role(cluster: str, k: int, index: int) -> Role:
-    """The role of the ``index``-th concatenation of k parts drawn from ``cluster``."""
-    return ("concat", cluster, k, index)
+SIZED_KS = (2, 4)
+PAPER_KS = (2, 4, 8, 16)
 
 
 @register_probe
@@ -138,10 +102,14 @@ class ClusterProbe(ClusterUnits, Probe):
 
     Parameters
     ----------
-    ks : tuple of int, default (2, 4, 8, 16)
-        Numbers of items per concatenation.
-    per_cluster : int, default 1000
-        Distinct concatenations drawn per cluster and k (fewer when fewer exist).
+    ks : tuple of int, default (2, 4)
+        Numbers of items per concatenation (the paper's design: 2, 4, 8, 16).
+    per_cluster : int, default 0
+        Distinct concatenations drawn per cluster and k (fewer when fewer exist); 0 sizes them
+        by the question and the cluster's items (:mod:`~judgeprobe.probes.concatenation.sizing`;
+        the paper's design: 1000).
+    design : {"sized", "paper"}, default "sized"
+        ``paper``: every size left at its default takes the paper's.
     quantile : float, default 0.1
         Share of items in each quantile cluster.
     cluster_by : {"auto", "class", "quantile"}, default "auto"
@@ -164,18 +132,20 @@ class ClusterProbe(ClusterUnits, Probe):
         "range_departure_rate",
     )
 
-    ks: tuple[int, ...] = (2, 4, 8, 16)
-    per_cluster: int = 1000
+    ks: tuple[int, ...] = SIZED_KS
+    per_cluster: int = 0
     quantile: float = 0.1
     cluster_by: ClusterBy = "auto"
     join: JoinStyle = "parallel"
     separator: str = "\n\n"
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    design: Design = "sized"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "ks": Counts(minimum=2),
-        "per_cluster": Interval(int, 1),
+        "per_cluster": Interval(int, 0),
+        "design": OneOf(DESIGNS),
         "quantile": Interval(float, 0, 0.5, closed="right"),
         "cluster_by": OneOf(("auto", "class", "quantile")),
         "join": OneOf(JOIN_STYLES),
@@ -184,6 +154,12 @@ class ClusterProbe(ClusterUnits, Probe):
 
     def check_parameters(self) -> None:
         Join(self.join, self.separator)
+        object.__setattr__(self, "ks", by_design(self.design, self.ks, SIZED_KS, PAPER_KS))
+        object.__setattr__(self, "per_cluster", by_design(self.design, self.per_cluster, 0, 1000))
+
+    def wanted(self, members: int, k: int) -> int:
+        """Concatenations to draw from a cluster of ``members`` items at ``k``."""
+        return self.per_cluster or sized_count(FLIP_THRESHOLD, members, k)
 
     # -- design -------------------------------------------------------------------------------
     def clustering(self, rubric: Rubric) -> Clustering:
@@ -211,7 +187,8 @@ class ClusterProbe(ClusterUnits, Probe):
             for k in self.ks:
                 rng = probe_rng(ctx, self.name, index, k)
                 n = len(cluster.members)
-                tuples, replaced = draw_tuples(rng, n, k, self.per_cluster, ordered=True)
+                wanted = self.wanted(n, k)
+                tuples, replaced = draw_tuples(rng, n, k, wanted, ordered=True)
                 parts = tuple(tuple(cluster.members[i] for i in t) for t in tuples)
                 drawn.append(Concatenations(cluster.name, k, parts, replaced))
                 if replaced:
@@ -224,10 +201,10 @@ class ClusterProbe(ClusterUnits, Probe):
                         f"cluster {cluster.name!r} has exactly k={k} items: every concatenation "
                         "holds all of them, in different orders"
                     )
-                if len(tuples) < self.per_cluster:
+                if len(tuples) < wanted:
                     notes.append(
                         f"cluster {cluster.name!r}, k={k}: only {len(tuples)} distinct "
-                        f"concatenations exist (asked for {self.per_cluster})"
+                        f"concatenations exist (asked for {wanted})"
                     )
         return ClusterDesign(
             design.items, design.clustering, True, tuple(clusters), tuple(drawn), tuple(notes)
@@ -414,9 +391,10 @@ class ClusterProbe(ClusterUnits, Probe):
     ) -> list[Finding]:
         level = options.confidence_level
         n = len(outcome.expected)
-        departures = sum(d != e for e, d in outcome.expected)
-        flips = sum(is_flip(rubric, e, d) for e, d in outcome.expected)
-        flip_rate = proportion(flips, n, confidence_level=level)
+        departed = [d != e for e, d in outcome.expected]
+        flipped = [is_flip(rubric, e, d) for e, d in outcome.expected]
+        members = outcome.expected_members
+        flip_rate = shared_item_proportion(flipped, members, confidence_level=level)
         assert rubric.decision is not None
         if n and not any(
             e in (rubric.decision.positive, rubric.decision.negative) for e, _ in outcome.expected
@@ -434,13 +412,21 @@ class ClusterProbe(ClusterUnits, Probe):
             shortfall=True,
             **options.kwargs,
         )
+        shifts = [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)]
+        against = over_shared_items(against, [max(0.0, -sign * d) for d in shifts], outcome.members)
+        both_ways = over_shared_items(
+            paired_wasserstein(outcome.parts_mean, outcome.scores, **options.kwargs),
+            [abs(d) for d in shifts],
+            outcome.members,
+        )
         away = "below" if upward else "above"
         return [
             Finding(
                 "wasserstein_concat_vs_parts",
-                paired_wasserstein(outcome.parts_mean, outcome.scores, **options.kwargs),
+                both_ways,
                 f"Wasserstein distance between the scores of {k}-concatenations and the mean "
-                "base scores of their parts, in either direction (paired basic bootstrap CI)",
+                "base scores of their parts, in either direction (paired basic bootstrap CI, "
+                "widened to the items the concatenations share; n counts items)",
                 labels,
             ),
             Finding(
@@ -448,25 +434,27 @@ class ClusterProbe(ClusterUnits, Probe):
                 against,
                 f"The part of that distance by which {k}-concatenations score {away} the mean of "
                 "their parts, against the cluster's own direction; scoring further in its own "
-                "direction counts nothing (paired basic bootstrap CI)",
+                "direction counts nothing (paired basic bootstrap CI, widened to the items the "
+                "concatenations share; n counts items)",
                 labels,
                 distance_limit,
             ),
             Finding(
                 "mean_concat_minus_parts",
-                mean_shift(
-                    [s - m for s, m in zip(outcome.scores, outcome.parts_mean, strict=True)],
-                    confidence_level=level,
-                ),
-                f"Mean of S(concatenation) minus the mean base score of its {k} parts",
+                shared_item_mean(shifts, outcome.members, confidence_level=level),
+                f"Mean of S(concatenation) minus the mean base score of its {k} parts (t CI "
+                "over the items the concatenations share; n counts items)",
                 labels,
             ),
             Finding(
                 "class_departure_rate",
-                with_counts(proportion(departures, n, confidence_level=level), mixed_parts=mixed),
+                with_counts(
+                    shared_item_proportion(departed, members, confidence_level=level),
+                    mixed_parts=mixed,
+                ),
                 f"Share of {k}-concatenations whose decision is not the class all their parts "
-                "share (neutral counts as leaving; Wilson CI, concatenations taken as "
-                "independent)",
+                "share (neutral counts as leaving; Wilson CI at the effective n over the items "
+                "the concatenations share; n counts items)",
                 labels,
                 DEPARTURE_THRESHOLD,
             ),
@@ -474,7 +462,7 @@ class ClusterProbe(ClusterUnits, Probe):
                 "class_flip_rate",
                 with_counts(flip_rate, mixed_parts=mixed),
                 f"Share of {k}-concatenations decided as the class opposite to their parts' "
-                "class (Wilson CI)",
+                "class (Wilson CI at the effective n over shared items; n counts items)",
                 labels,
                 FLIP_THRESHOLD,
             ),
@@ -489,8 +477,12 @@ class _Outcome:
     """Verdicts by status (``missing`` included) and ``mixed_parts``."""
     scores: list[float] = field(default_factory=list)
     parts_mean: list[float] = field(default_factory=list)
+    members: list[tuple[str, ...]] = field(default_factory=list)
+    """The parts of each scored concatenation, aligned with ``scores``."""
     expected: list[tuple[str, str]] = field(default_factory=list)
     """(class all parts share, decision of the concatenation), for parts that agree."""
+    expected_members: list[tuple[str, ...]] = field(default_factory=list)
+    """The parts of each concatenation in ``expected``."""
 
 
 def _outcome(
@@ -506,9 +498,11 @@ def _outcome(
         values = [base.scores[i] for i in parts]
         outcome.scores.append(score)
         outcome.parts_mean.append(sum(values) / len(values))
+        outcome.members.append(tuple(parts))
         classes = {decide(rubric, v) for v in values}
         if len(classes) == 1:
             outcome.expected.append((classes.pop(), decision))
+            outcome.expected_members.append(tuple(parts))
         else:
             outcome.statuses["mixed_parts"] += 1
     return outcome
@@ -536,13 +530,15 @@ def _range_finding(
     ends = _scale_ends(rubric)
     if cluster.name == "high":
         bound, side = cluster.score_min, "below the lowest"
-        outside = sum(s < bound for s in outcome.scores)
+        outside = [s < bound for s in outcome.scores]
         walled = ends is not None and bound <= ends[0]
     else:
         bound, side = cluster.score_max, "above the highest"
-        outside = sum(s > bound for s in outcome.scores)
+        outside = [s > bound for s in outcome.scores]
         walled = ends is not None and bound >= ends[1]
-    estimate = proportion(outside, len(outcome.scores), confidence_level=options.confidence_level)
+    estimate = shared_item_proportion(
+        outside, outcome.members, confidence_level=options.confidence_level
+    )
     if walled and estimate.defined:
         estimate = Estimate.undefined(
             estimate.n,
@@ -553,7 +549,8 @@ def _range_finding(
         "range_departure_rate",
         with_counts(estimate, bound=bound),
         f"Share of {labels['k']}-concatenations of cluster {cluster.name!r} ({cluster.rule}) "
-        f"scored {side} base score of the cluster (Wilson CI)",
+        f"scored {side} base score of the cluster (Wilson CI at the effective n over shared "
+        "items; n counts items)",
         labels,
         DEPARTURE_THRESHOLD,
     )

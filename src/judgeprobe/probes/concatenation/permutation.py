@@ -43,6 +43,7 @@ from judgeprobe.probes.base import (
     first_too_small,
     not_assessable,
 )
+from judgeprobe.probes.concatenation.permutation_counts import count_column, count_columns
 from judgeprobe.probes.concatenation.permutation_design import (
     Judged,
     KTuple,
@@ -50,6 +51,7 @@ from judgeprobe.probes.concatenation.permutation_design import (
     PermutationDesign,
     order_role,
 )
+from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import PermutationUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -75,13 +77,12 @@ from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import NEUTRAL, Rubric
 from judgeprobe.stats import (
-    clustered_proportion,
     mcnemar_exact,
     paired_mean_pairwise_wasserstein,
     paired_wasserstein,
-    proportion,
     wasserstein_matrix,
 )
+from judgeprobe.stats.shared_items import over_shared_items, shared_item_proportion
 from judgeprobe.transforms.concat import (
     DECREASING,
     INCREASING,
@@ -117,10 +118,11 @@ class PermutationProbe(PermutationUnits, Probe):
 
     Parameters
     ----------
-    ks : tuple of int, default (4, 8, 16)
-        Parts per tuple.
-    n_tuples : int, default 1000
-        Distinct tuples per k (fewer when fewer exist).
+    ks : tuple of int, default (4, 8)
+        Parts per tuple (the paper's design: 4, 8, 16).
+    n_tuples : int, default 0
+        Distinct tuples per k (fewer when fewer exist); 0 sizes them by the question and the
+        sample's items (:mod:`~judgeprobe.probes.concatenation.sizing`; the paper's design: 1000).
     sample_sizes : (int, int, int), default (50, 25, 50)
         Items drawn per level: (positive, neutral, negative) for ``levels="decision"``,
         (high, middle, low) for ``levels="quantile"``; a level with fewer items gives all.
@@ -131,6 +133,8 @@ class PermutationProbe(PermutationUnits, Probe):
     separator : str, default "\\n\\n"
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
+    design : {"sized", "paper"}, default "sized"
+        ``paper``: every size left at its default takes the paper's.
     """
 
     name: ClassVar[str] = "permutation"
@@ -145,8 +149,8 @@ class PermutationProbe(PermutationUnits, Probe):
         "wasserstein_mean_pairwise",
     )
 
-    ks: tuple[int, ...] = (4, 8, 16)
-    n_tuples: int = 1000
+    ks: tuple[int, ...] = (4, 8)
+    n_tuples: int = 0
     sample_sizes: tuple[int, int, int] = (50, 25, 50)
     levels: Levels = "decision"
     n_random: int = 3
@@ -154,10 +158,12 @@ class PermutationProbe(PermutationUnits, Probe):
     separator: str = "\n\n"
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    design: Design = "sized"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "ks": Counts(minimum=2),
-        "n_tuples": Interval(int, 1),
+        "n_tuples": Interval(int, 0),
+        "design": OneOf(DESIGNS),
         "levels": OneOf(("decision", "quantile")),
         "n_random": Interval(int, 3),
         "join": OneOf(JOIN_STYLES),
@@ -172,6 +178,8 @@ class PermutationProbe(PermutationUnits, Probe):
             raise ConfigError("sample_sizes must add up to at least 2 items")
         object.__setattr__(self, "sample_sizes", sizes)
         Join(self.join, self.separator)
+        object.__setattr__(self, "ks", by_design(self.design, self.ks, (4, 8), (4, 8, 16)))
+        object.__setattr__(self, "n_tuples", by_design(self.design, self.n_tuples, 0, 1000))
 
     @property
     def order_names(self) -> list[str]:
@@ -204,18 +212,17 @@ class PermutationProbe(PermutationUnits, Probe):
         scores = base.scores
         tuples: dict[int, tuple[KTuple, ...]] = {}
         for k in self.ks:
+            wanted = self.n_tuples or sized_count(FLIP_THRESHOLD, len(pool), k)
             draws, replaced = draw_tuples(
-                probe_rng(ctx, self.name, 1, k), len(pool), k, self.n_tuples, ordered=False
+                probe_rng(ctx, self.name, 1, k), len(pool), k, wanted, ordered=False
             )
             if replaced:
                 notes.append(
                     f"k={k}: the balanced sample has {len(pool)} items, fewer than k; parts "
                     "were drawn with replacement"
                 )
-            if 0 < len(draws) < self.n_tuples:
-                notes.append(
-                    f"k={k}: only {len(draws)} distinct tuples exist (asked for {self.n_tuples})"
-                )
+            if 0 < len(draws) < wanted:
+                notes.append(f"k={k}: only {len(draws)} distinct tuples exist (asked for {wanted})")
             order_rng = probe_rng(ctx, self.name, 2, k)
             drawn = []
             for draw in draws:
@@ -388,7 +395,7 @@ class PermutationProbe(PermutationUnits, Probe):
         judged: Sequence[Mapping[str, Judged | None]],
         verdicts: Verdicts,
     ) -> dict[str, object]:
-        columns = _count_columns(rubric)
+        columns = count_columns(rubric)
         values = []
         statuses = []
         complete: dict[str, list[float]] = {o: [] for o in self.order_names}
@@ -397,7 +404,7 @@ class PermutationProbe(PermutationUnits, Probe):
             for per_order in judged:
                 one = per_order[order]
                 if one is not None:
-                    row[columns.index(_column(rubric, one.score))] += 1
+                    row[columns.index(count_column(rubric, one.score))] += 1
             values.append(row)
             tally = verdicts.tally(order_role(k, i, order) for i in range(len(tuples)))
             statuses.append({"order": order, **tally})
@@ -454,35 +461,44 @@ class PermutationProbe(PermutationUnits, Probe):
         tuples = design.tuples[k]
         base = scores
         # Positional bias: decision flips between increasing and decreasing order.
-        n, flips, primacy, recency = 0, 0, 0, 0
+        primacy, recency = 0, 0
         incr, decr = [], []
+        flipped: list[bool] = []
+        members: list[tuple[str, ...]] = []
+        sided: list[bool] = []
+        sided_members: list[tuple[str, ...]] = []
         for t, per_order in zip(tuples, judged, strict=True):
             a, b = per_order[INCREASING], per_order[DECREASING]
             if a is None or b is None:
                 continue
-            n += 1
             incr.append(a.score)
             decr.append(b.score)
+            members.append(tuple(t.parts))
             da, db = a.decision, b.decision
-            if is_flip(rubric, da, db):
-                flips += 1
+            flipped.append(is_flip(rubric, da, db))
+            if flipped[-1]:
                 first_a = decide(rubric, base[t.ordered(INCREASING)[0]])
                 first_b = decide(rubric, base[t.ordered(DECREASING)[0]])
                 if da == first_a and db == first_b:
                     primacy += 1
+                    sided.append(True)
+                    sided_members.append(tuple(t.parts))
                 elif da == decide(rubric, base[t.ordered(INCREASING)[-1]]) and db == decide(
                     rubric, base[t.ordered(DECREASING)[-1]]
                 ):
                     recency += 1
+                    sided.append(False)
+                    sided_members.append(tuple(t.parts))
         bias = with_counts(
-            proportion(flips, n, confidence_level=level),
+            shared_item_proportion(flipped, members, confidence_level=level),
             follows_first=primacy,
             follows_last=recency,
         )
-        primacy_share = proportion(primacy, primacy + recency, confidence_level=level)
+        primacy_share = shared_item_proportion(sided, sided_members, confidence_level=level)
         # First / last part match over the random orders, clustered by tuple.
-        first, last, clusters = [], [], []
-        for index, (t, per_order) in enumerate(zip(tuples, judged, strict=True)):
+        first, last = [], []
+        random_members: list[tuple[str, ...]] = []
+        for t, per_order in zip(tuples, judged, strict=True):
             for order in self.order_names[2:]:
                 one = per_order[order]
                 if one is None:
@@ -491,7 +507,7 @@ class PermutationProbe(PermutationUnits, Probe):
                 decision = one.decision
                 first.append(decision == decide(rubric, base[parts[0]]))
                 last.append(decision == decide(rubric, base[parts[-1]]))
-                clusters.append(index)
+                random_members.append(tuple(t.parts))
         # Distances between orders, over tuples judged in every order.
         columns: list[list[float]] = [[] for _ in self.order_names]
         for per_order in judged:
@@ -505,8 +521,9 @@ class PermutationProbe(PermutationUnits, Probe):
                 "positional_bias",
                 bias,
                 f"Share of {k}-tuples whose decision flips between increasing and decreasing "
-                "order of base score (Wilson CI); counts say how many flips follow the first "
-                "or the last part",
+                "order of base score (Wilson CI at the effective n over the items the tuples "
+                "share; n counts items); counts say how many flips follow the first or the last "
+                "part",
                 labels,
                 FLIP_THRESHOLD,
             ),
@@ -520,35 +537,28 @@ class PermutationProbe(PermutationUnits, Probe):
             ),
             Finding(
                 "first_part_match",
-                clustered_proportion(
-                    first,
-                    clusters,
-                    confidence_level=level,
-                    seed=options.seed,
-                    n_resamples=options.n_resamples,
-                ),
+                shared_item_proportion(first, random_members, confidence_level=level),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
-                "their first part (CI clustered by tuple)",
+                "their first part (CI over the items the tuples share)",
                 labels,
             ),
             Finding(
                 "last_part_match",
-                clustered_proportion(
-                    last,
-                    clusters,
-                    confidence_level=level,
-                    seed=options.seed,
-                    n_resamples=options.n_resamples,
-                ),
+                shared_item_proportion(last, random_members, confidence_level=level),
                 f"Share of {k}-concatenations in random order whose decision is the class of "
-                "their last part; compare with first_part_match (CI clustered by tuple)",
+                "their last part; compare with first_part_match (CI over shared items)",
                 labels,
             ),
             Finding(
                 "wasserstein_increasing_decreasing",
-                paired_wasserstein(incr, decr, **options.kwargs),
+                over_shared_items(
+                    paired_wasserstein(incr, decr, **options.kwargs),
+                    [abs(a - b) for a, b in zip(incr, decr, strict=True)],
+                    members,
+                ),
                 f"Wasserstein distance between the scores of {k}-tuples in increasing and in "
-                "decreasing order (paired basic bootstrap CI)",
+                "decreasing order (paired basic bootstrap CI, widened to the items the tuples "
+                "share; n counts items)",
                 labels,
                 distance_threshold(span),
             ),
@@ -573,25 +583,6 @@ def tuple_flips(
         if a is not None and b is not None:
             flips[parts_id(t.parts)] = is_flip(rubric, a.decision, b.decision)
     return flips
-
-
-def _count_columns(rubric: Rubric) -> list[str]:
-    """Columns of the score-count table: scale values, or decision classes when continuous."""
-    if rubric.kind != "continuous" and rubric.values:
-        return [f"{v:g}" for v in sorted({float(v) for v in rubric.values.values()})]
-    assert rubric.decision is not None
-    rule = rubric.decision
-    if rule.positive_at == rule.negative_at:
-        return [rule.negative, rule.positive]
-    return [rule.negative, NEUTRAL, rule.positive]
-
-
-def _column(rubric: Rubric, score: float) -> str:
-    if rubric.kind != "continuous" and rubric.values:
-        values = sorted({float(v) for v in rubric.values.values()})
-        nearest = min(values, key=lambda v: abs(v - score))
-        return f"{nearest:g}"
-    return decide(rubric, score)
 
 
 def _status_rows(table: Mapping[str, object]) -> list[dict[str, int]]:

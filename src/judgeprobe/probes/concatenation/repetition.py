@@ -30,6 +30,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
     explain_skipped,
 )
+from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design
 from judgeprobe.probes.decisions import (
     CONCATENATION,
     FLIP_THRESHOLD,
@@ -84,6 +85,10 @@ _CHANGED: dict[RepeatMode, frozenset[str]] = {
 }
 
 
+PAPER = (1, 2, 4, 8, 16)
+"""The paper's repetition counts."""
+
+
 @register_probe
 @dataclass(frozen=True)
 class RepetitionProbe(Probe):
@@ -91,8 +96,9 @@ class RepetitionProbe(Probe):
 
     Parameters
     ----------
-    counts : tuple of int, default (1, 2, 4, 8, 16)
-        Repetition counts ``l``; ``l = 1`` (the unmodified item) is always the reference.
+    counts : tuple of int, default (1, 2, 4)
+        Repetition counts ``l``; ``l = 1`` (the unmodified item) is always the reference (the
+        paper's design: 1, 2, 4, 8, 16).
     modes : tuple of {"prompt", "response", "both"}, default all three
         ``S(P*l, R)``, ``S(P, R*l)``, ``S(P*l, R*l)``. Modes that change none of the rubric's
         inputs (the prompt, for a classifier that reads only the response), or the same inputs
@@ -122,15 +128,17 @@ class RepetitionProbe(Probe):
     }
     score_unit_findings: ClassVar[frozenset[str]] = frozenset({"wasserstein_to_l1", "mean_shift"})
 
-    counts: tuple[int, ...] = (1, 2, 4, 8, 16)
+    counts: tuple[int, ...] = (1, 2, 4)
     modes: tuple[RepeatMode, ...] = REPEAT_MODES
     join: JoinStyle = "parallel"
     separator: str = "\n\n"
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    design: Design = "sized"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "counts": Counts(minimum=1, include=(1,)),
+        "design": OneOf(DESIGNS),
         "modes": SubsetOf(REPEAT_MODES, canonical=False),
         "join": OneOf(JOIN_STYLES),
         **INTERVAL_CONSTRAINTS,
@@ -142,6 +150,7 @@ class RepetitionProbe(Probe):
                 "join 'dialogue' repeats whole turns; set modes to ('both',) or use 'parallel'"
             )
         Join(self.join, self.separator)
+        object.__setattr__(self, "counts", by_design(self.design, self.counts, (1, 2, 4), PAPER))
 
     # -- plan ---------------------------------------------------------------------------------
     @property
