@@ -49,7 +49,7 @@ def question_size(threshold: Threshold, confidence_level: float = 0.95) -> int:
     if fail is None or warn is None or not 0 < fail < 1 or fail == warn:
         return 1
     half = abs(fail - warn) / 2
-    return int(math.ceil(z * z * fail * (1 - fail) / (half * half)))
+    return math.ceil(z * z * fail * (1 - fail) / (half * half))
 
 
 def sized_count(
