@@ -36,6 +36,7 @@ from judgeprobe._cli.plan import confirm_cost, print_bill
 from judgeprobe._cli.plan import plan as plan_command
 from judgeprobe._cli.repair import run_repairs, with_repairs
 from judgeprobe._cli.store import app as store_app
+from judgeprobe._util.redaction import redact_message
 from judgeprobe.errors import JudgeprobeError
 
 app = typer.Typer(
@@ -467,7 +468,7 @@ def main() -> None:
     try:
         app()
     except JudgeprobeError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
+        console.print(f"[red]error:[/] {escape(redact_message(str(exc)))}")
         sys.exit(2)
     except KeyboardInterrupt:
         console.print(
