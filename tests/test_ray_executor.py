@@ -28,9 +28,9 @@ from judgeprobe.audit.run import run_audit  # noqa: E402
 from judgeprobe.core.request import Request  # noqa: E402
 from judgeprobe.core.verdict import Verdict  # noqa: E402
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking  # noqa: E402
-from judgeprobe.engine.limits import Budget  # noqa: E402
 from judgeprobe.engine.executors import build_executor  # noqa: E402
 from judgeprobe.engine.executors.ray import JudgeRecipe, RayExecutor  # noqa: E402
+from judgeprobe.engine.limits import Budget  # noqa: E402
 from judgeprobe.errors import ConfigError  # noqa: E402
 from judgeprobe.judges import CallableJudge  # noqa: E402
 from judgeprobe.judges.registry import build_judge  # noqa: E402
