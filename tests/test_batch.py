@@ -126,6 +126,38 @@ def test_export_writes_each_pending_request_with_the_body_the_judge_sends_live(
     assert (tmp_path / "batch" / manifest["store"]).resolve() == report.store.resolve()
 
 
+def test_a_new_export_replaces_only_the_files_the_previous_manifest_lists(
+    stub: BatchServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    mine = {"requests-mine.jsonl": "my notes\n", "requests-00007.jsonl": "my own batch\n"}
+    for name, text in mine.items():
+        (folder / name).write_text(text)
+    config = _config(stub, tmp_path / "out")
+
+    first = export_batch(config, folder, shards=3)
+    second = export_batch(config, folder, shards=1)
+
+    assert len(first.files) == 3 and [p.name for p in second.files] == ["requests-00000.jsonl"]
+    left = sorted(p.name for p in folder.glob("requests-*.jsonl"))
+    assert left == ["requests-00000.jsonl", "requests-00007.jsonl", "requests-mine.jsonl"]
+    assert all((folder / name).read_text() == text for name, text in mine.items())
+
+
+def test_an_export_refuses_to_overwrite_a_file_no_manifest_lists(
+    stub: BatchServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "requests-00000.jsonl").write_text("my own batch\n")
+
+    with pytest.raises(ConfigError, match=r"requests-00000\.jsonl would be overwritten"):
+        export_batch(_config(stub, tmp_path / "out"), folder)
+
+    assert (folder / "requests-00000.jsonl").read_text() == "my own batch\n"
+
+
 def test_shards_split_the_requests_by_key(stub: BatchServer, tmp_path: Path) -> None:
     report = export_batch(_config(stub, tmp_path / "out"), tmp_path / "batch", shards=3)
     assert len(report.files) == 3

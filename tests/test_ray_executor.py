@@ -20,7 +20,7 @@ ray = pytest.importorskip("ray")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from fake_server import FakeServer, serve_in_thread  # noqa: E402
+from fake_server import FakeServer, FaultMix, serve_in_thread  # noqa: E402
 from judgeprobe._cli.main import app  # noqa: E402
 from judgeprobe.audit.config import parse_config  # noqa: E402
 from judgeprobe.audit.run import run_audit  # noqa: E402
@@ -29,6 +29,7 @@ from judgeprobe.core.verdict import Verdict  # noqa: E402
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking  # noqa: E402
 from judgeprobe.engine.executors import build_executor  # noqa: E402
 from judgeprobe.engine.executors.ray import JudgeRecipe, RayExecutor  # noqa: E402
+from judgeprobe.engine.limits import Budget  # noqa: E402
 from judgeprobe.errors import ConfigError  # noqa: E402
 from judgeprobe.judges import CallableJudge  # noqa: E402
 from judgeprobe.judges.registry import build_judge  # noqa: E402
@@ -140,6 +141,39 @@ def test_a_worker_killed_mid_run_has_its_requests_judged_by_another_and_none_twi
     assert len(executor.dispatched) > len(keys)  # the killed worker's requests were sent again
     assert all(executor.dispatched.count(key) == 1 for key in store.before_kill)
     assert all(v.status.value == "ok" for v in result.verdicts.values())
+
+
+@pytest.mark.parametrize("max_calls", [20, 90])
+def test_every_attempt_a_worker_makes_counts_on_the_call_budget(
+    cluster: None, max_calls: int
+) -> None:
+    # the server fails one call in three with a 500; retries must stay within --max-calls
+    faults = FaultMix(rate_500=1 / 3, seed=7)
+    with serve_in_thread(FakeServer(latency_s=0.01, faults=faults)) as server:
+        judge = build_judge(f"openai:stub-judge@{server.base_url}")
+        rubric = builtin_rubric("refusal")
+        requests = [
+            Request.make(judge.fingerprint, rubric, {"prompt": f"budget {i}", "response": "no"})
+            for i in range(30)
+        ]
+        executor = RayExecutor(judge, workers=2, max_concurrency_per_worker=4, max_retries=5)
+        config = EngineConfig(
+            progress=False, backoff_base_s=0.01, budget=Budget(max_calls=max_calls)
+        )
+        engine = Engine(judge, RunStore(":memory:"), config, executor=executor)
+        try:
+            result = run_blocking(engine.run(requests))
+        finally:
+            executor.shutdown()
+        calls, failed = server.calls, server.fault_counts["500"]
+    assert failed > 0
+    assert calls <= max_calls
+    attempts = sum(v.attempts for v in result.verdicts.values())
+    if max_calls == 20:  # cut by the budget: what is left stays pending, to resume
+        assert not result.complete and "call budget of 20" in str(result.stopped)
+    else:  # room for every retry: each request answered, every call counted on its verdict
+        assert result.complete and calls == attempts
+        assert all(v.status.value == "ok" for v in result.verdicts.values())
 
 
 def test_the_ray_options_are_checked_and_named() -> None:

@@ -209,3 +209,37 @@ def test_a_file_without_an_id_or_a_score_is_a_data_error(tmp_path: Path) -> None
 def test_recorded_needs_a_path() -> None:
     with pytest.raises(ConfigError, match="needs the path of a verdict file"):
         build_judge("recorded:")
+
+
+HOSTILE = ['=HYPERLINK("http://x","y")', "+1+2", "-3", "@SUM(A1)", "\t=1", "\r=1", "'own", "ok"]
+
+
+def test_score_output_csv_neutralises_formulas_and_reads_back_the_same_values(
+    tmp_path: Path,
+) -> None:
+    from judgeprobe.core.plan import ProbeContext
+    from judgeprobe.core.verdict import Verdict, VerdictStatus
+    from judgeprobe.engine.engine import CallStats
+    from judgeprobe.probes.decisions import base_request
+    from judgeprobe.runs.scoring import ScoredRow, ScoreResult
+
+    ctx = ProbeContext("fp", REFUSAL)
+    scored = [
+        PointwiseItem(f"{text.strip()}-{k}" if k < 6 else text, "p", "r")
+        for k, text in enumerate(HOSTILE)
+    ]
+    rows = tuple(
+        ScoredRow(
+            item, 0, base_request(ctx, item), Verdict(VerdictStatus.OK, 1.0, "true", raw_text=raw)
+        )
+        for item, raw in zip(scored, HOSTILE, strict=True)
+    )
+    path = ScoreResult(rows, CallStats(), None).write(tmp_path / "verdicts.csv")
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    judge = RecordedJudge(path)
+    assert {key: row["raw"] for key, row in judge.rows.items()} == {
+        item.id: raw for item, raw in zip(scored, HOSTILE, strict=True)
+    }

@@ -39,6 +39,7 @@ from judgeprobe._cli.options import (
 )
 from judgeprobe._cli.repair import run_repairs
 from judgeprobe._cli.store import app as store_app
+from judgeprobe._util.redaction import redact_message
 from judgeprobe.errors import JudgeprobeError
 
 app = typer.Typer(
@@ -481,7 +482,7 @@ def main() -> None:
     try:
         app()
     except JudgeprobeError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
+        console.print(f"[red]error:[/] {escape(redact_message(str(exc)))}")
         sys.exit(2)
     except KeyboardInterrupt:
         console.print(

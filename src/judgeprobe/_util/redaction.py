@@ -153,6 +153,48 @@ def _redact(text: str, ordered: Sequence[str]) -> str:
     return text
 
 
+_LOOSE_USERINFO = re.compile(
+    r"(^|[\s'\"(=/,\[{])([^\s/'\"<>\\@]*:[^\s/'\"<>\\@]*)@(?=[\w-]*[./:])(?![\w.+-]*:/)(?![^\s/@]*@)"
+)
+"""``user:password@`` in a mistyped URL (``htps:/bob:pw@host``, ``bob:pw@host``): a run of
+non-separators holding a colon, just before an ``@`` that a host follows (a name, then ``.``,
+``/`` or ``:``; not a URL, as in a judge spec ``openai:MODEL@https://...``, nor another
+``user@``). Only for messages: in data text it would also catch a ``10:30@venue.org``."""
+_KEY_VALUE = re.compile(
+    r"(['\"]?)([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)(?:'([^']*)'|\"([^\"]*)\"|([^\s'\",;)\]}]+))"
+)
+"""``key: value`` or ``key=value``, the key and the value quoted or not (a dict's repr, a
+``-J key=value`` echoed back)."""
+
+
+def redact_message(text: str, redactor: Redactor | None = None) -> str:
+    """An error message fit to print: what :meth:`Redactor.text` removes (the environment's
+    secrets, URL credentials, secret query values), plus the credentials of a mistyped URL and the
+    value after any secret-looking key (``{'api_key': 'sk-...'}``, ``token=...``).
+
+    Messages quote what the user typed, config values included; one call where they are printed
+    keeps every message clean, whichever layer raised it.
+
+    Examples
+    --------
+    >>> redact_message("bad base_url 'htps:/bob:pw@host/v1', option {'api_key': 'sk-1'}", Redactor(
+    ...     environment=False))
+    "bad base_url 'htps:/[redacted]@host/v1', option {'api_key': '[redacted]'}"
+    """
+    text = (redactor or Redactor()).text(text)
+    if "@" in text:
+        text = _LOOSE_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    return _KEY_VALUE.sub(_redact_key_value, text)
+
+
+def _redact_key_value(match: re.Match[str]) -> str:
+    if not is_secret_name(match.group(2)):
+        return match.group(0)
+    quote = "'" if match.group(4) is not None else '"' if match.group(5) is not None else ""
+    key = f"{match.group(1)}{match.group(2)}{match.group(1)}"
+    return f"{key}{match.group(3)}{quote}{REDACTED}{quote}"
+
+
 def _has_query_hint(text: str) -> bool:
     lowered = text.lower()
     return any(hint in lowered for hint in _QUERY_HINTS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +106,8 @@ def export_batch(
     The files (``requests-00000.jsonl``...) go to ``folder`` with a ``manifest.json`` naming the
     run store (``config.out``/run.sqlite), which records every exported request so that
     :func:`import_batch` needs nothing but the store. Input files of an earlier export in
-    ``folder`` are replaced.
+    ``folder`` (those its manifest lists) are replaced; any other file is left alone, and one
+    this export would overwrite is a ConfigError.
     """
     if shards < 1:
         raise ConfigError(f"--shards must be >= 1, not {shards}")
@@ -117,6 +119,7 @@ def export_batch(
         )
     _check_no_secret_in_body(judge)
     out = Path(folder)
+    previous = _previous_files(out, shards)
     store_path = Path(config.out) / "run.sqlite"
     store_path.parent.mkdir(parents=True, exist_ok=True)
     with StoreLock(store_path), RunStore(store_path, secrets=judge.secrets()) as store:
@@ -125,8 +128,8 @@ def export_batch(
         requests: list[Request] = found["requests"]
         store.put_batch_requests(requests)
     out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob(f"{INPUT_PREFIX}*.jsonl"):
-        stale.unlink()
+    for stale in previous:
+        (out / stale).unlink(missing_ok=True)
     files = write_shards(judge, requests, out, shards)
     manifest = {
         "format": "judgeprobe-batch-export/1",
@@ -137,6 +140,37 @@ def export_batch(
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return ExportReport(store_path, len(requests), files, dict(found["stages"]))
+
+
+def _previous_files(out: Path, shards: int) -> list[str]:
+    """The input files an earlier export wrote to ``out``, as its manifest lists them (only
+    ``requests-NNNNN.jsonl`` names: a manifest is a file anyone may have edited).
+
+    ConfigError when a file this export may write (one per shard) is there but not listed:
+    it is the user's, not ours to replace.
+    """
+    listed: list[str] = []
+    try:
+        files = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", [])
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        files = []
+    if isinstance(files, list):
+        listed = [name for name in files if isinstance(name, str) and _INPUT.fullmatch(name)]
+    ours = set(listed)
+    theirs = [
+        name
+        for name in (f"{INPUT_PREFIX}{number:05d}.jsonl" for number in range(shards))
+        if name not in ours and os.path.lexists(out / name)
+    ]
+    if theirs:
+        raise ConfigError(
+            f"{out}: {', '.join(theirs)} would be overwritten but no earlier export's "
+            f"{MANIFEST} lists them; move them or export to another folder"
+        )
+    return listed
+
+
+_INPUT = re.compile(rf"{re.escape(INPUT_PREFIX)}\d{{5}}\.jsonl")
 
 
 def _check_no_secret_in_body(judge: OpenAIJudge) -> None:

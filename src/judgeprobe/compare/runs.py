@@ -44,10 +44,12 @@ class LoadedRun:
         return tested
 
     def describe(self, index: int) -> dict[str, Any]:
-        """What the comparison shows of this run: judge, fingerprint, rubric, data hash."""
+        """What the comparison shows of this run: judge, fingerprint, rubric, data hash, and the
+        run's state (``complete`` or ``incomplete`` and why) and number of findings."""
         judge = self.tested.get("judge", {})
         rubric = self.tested.get("rubric", {})
         data = self.tested.get("data", {})
+        run = self.card.get("run", {})
         return {
             "index": index,
             "source": self.source,
@@ -69,6 +71,9 @@ class LoadedRun:
                 "sha256": str(data.get("sha256", "")),
                 "n": data.get("n"),
             },
+            "state": str(run.get("state", "")),
+            "reason": None if run.get("reason") is None else str(run["reason"]),
+            "findings": sum(len(p.get("findings", [])) for p in self.card.get("probes", [])),
         }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,30 @@ def write_comparison(document: dict[str, Any], out_dir: str | os.PathLike[str]) 
 
 
 def exit_code(document: dict[str, Any], fail_on: str) -> int:
-    """1 when ``fail_on`` is ``worse`` and a gated finding got worse with evidence, else 0."""
+    """1 when ``fail_on`` is ``worse`` and a gated finding got worse with evidence, else 0.
+
+    With ``worse``, a run that is not complete (still running, stopped by its budget or
+    interrupted) or holds no finding cannot pass the gate: "nothing got worse" would only mean
+    "nothing was measured". ConfigError (exit 2) then names every run's state.
+    """
     if fail_on not in ("worse", "never"):
         raise ConfigError(f"--fail-on must be worse or never, not {fail_on!r}")
+    runs = document["runs"]
+    if fail_on == "worse" and any(not _gateable(run) for run in runs):
+        raise ConfigError(
+            "--fail-on worse needs complete runs with findings: "
+            + "; ".join(_state(run) for run in runs)
+        )
     return int(fail_on == "worse" and bool(document["summary"]["worse_gated"]))
+
+
+def _gateable(run: Mapping[str, Any]) -> bool:
+    return run.get("state") == "complete" and bool(run.get("findings"))
+
+
+def _state(run: Mapping[str, Any]) -> str:
+    reason = f" ({run['reason']})" if run.get("reason") else ""
+    return (
+        f"run {run['index']} {run['source']}: {run.get('state') or 'unknown state'}{reason}, "
+        f"{run.get('findings', 0)} findings"
+    )

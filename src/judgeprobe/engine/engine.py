@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import threading
 import time
 from collections.abc import Coroutine, Iterable, Sequence
@@ -291,7 +292,7 @@ class Engine:
         allowed = self._meter.reserve(estimates)
         refusal = None if allowed == len(missing) else self._meter.refusal(estimates[allowed])
         handed = missing[:allowed]
-        executed = await self.executor.execute(handed, self.store) if handed else None
+        executed = await self.executor.execute(handed, self.store, self._meter) if handed else None
         if executed is None:
             return refusal
         wanted = {r.key: r for r in handed}
@@ -388,7 +389,7 @@ class Engine:
                 self._meter.settle(reserved, spent)
                 return list(zip(batch, checked, strict=True))
             if attempt > self.config.max_retries:
-                return self._failed(batch, f"{error} (gave up after {attempt} attempts)", attempt)
+                return self._failed(batch, f"{error} {GAVE_UP.format(attempt)}", attempt)
             await asyncio.sleep(self._backoff(attempt, retry_after))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -407,6 +408,20 @@ class Engine:
         return [
             (r, Verdict.failed(error, key=r.key, trial=r.trial, attempts=attempts)) for r in batch
         ]
+
+
+GAVE_UP = "(gave up after {} attempts)"
+"""How an error verdict ends when every attempt met a transient failure (one that a retry may
+cure: a timeout, a 429, a 5xx), unlike a fatal one."""
+
+
+def gave_up(verdict: Verdict) -> bool:
+    """True when ``verdict`` is an error that only transient failures caused (worth a retry)."""
+    error = verdict.error or ""
+    return (
+        verdict.status is VerdictStatus.ERROR
+        and re.search(r"\(gave up after \d+ attempts\)$", error) is not None
+    )
 
 
 async def _one(judge: Judge, request: Request) -> list[Verdict]:

@@ -5,17 +5,24 @@ render whichever run is newest. :class:`StoreLock` holds an exclusive, non-block
 (``flock`` on POSIX, ``msvcrt.locking`` on Windows) on ``<store>.lock`` for as long as an audit
 runs. The operating system drops the lock when the process ends, however it ends (SIGKILL
 included), so a lock file left behind by a crash never blocks the next run: only a live process
-holds the lock. The file holds the holder's process id, which the refusal message names.
+holds the lock. The file holds the holder's process id, which the refusal message names. The lock
+file must be a regular file: a symbolic link or anything else found there is refused, never
+followed or written through.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from types import TracebackType
 
 from judgeprobe.errors import StoreError
+
+_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+"""Open the lock file without following a symbolic link (one planted there would have the
+holder's pid written over whatever it points to) and without waiting on a FIFO."""
 
 
 class StoreLock:
@@ -37,10 +44,15 @@ class StoreLock:
 
     def acquire(self) -> None:
         """Take the lock, or raise :class:`StoreError` naming the process that holds it."""
+        if self.path.is_symlink():  # O_NOFOLLOW's refusal, with a clear reason where it exists
+            raise StoreError(f"{self.path}: the lock file is a symbolic link; remove it")
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, _FLAGS, 0o644)
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot create the lock file ({exc.strerror})") from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise StoreError(f"{self.path}: the lock file is not a regular file; remove it")
         try:
             locked = _try_lock(fd)
         except OSError as exc:

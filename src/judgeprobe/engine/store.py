@@ -433,12 +433,19 @@ def _row(request: Request, verdict: Verdict, fields: Sequence[tuple[str, str]]) 
         verdict.raw_text,
         verdict.error,
         verdict.latency_s,
-        verdict.prompt_tokens,
-        verdict.completion_tokens,
+        _token_count(verdict.prompt_tokens),
+        _token_count(verdict.completion_tokens),
         verdict.attempts,
         canonical_json(verdict.meta) if verdict.meta else None,
         time.time(),
     )
+
+
+def _token_count(value: Any) -> int:
+    """A token count the ``verdicts`` table can hold: an impossible one (not an integer,
+    negative, past 2**53: a server's absurd usage) as 0, never an overflow that stops the run."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53
+    return int(value) if ok else 0
 
 
 def _verdict(row: Sequence[Any]) -> Verdict:

@@ -331,8 +331,10 @@ def completion_verdict(
     usage = data.get("usage")
     if not isinstance(usage, dict):
         usage = {}
-    prompt_tokens = _int(usage.get("prompt_tokens"))
-    completion_tokens = _int(usage.get("completion_tokens"))
+    (prompt_tokens, bad_prompt), (completion_tokens, bad_completion) = (
+        token_count(usage, name) for name in ("prompt_tokens", "completion_tokens")
+    )
+    dropped = [note for note in (bad_prompt, bad_completion) if note]
     rubric = request.rubric
     verdict: Verdict | None = None
     if rubric.kind == "generation":
@@ -350,8 +352,13 @@ def completion_verdict(
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
     }
+    meta = dict(verdict.meta)
     if finish not in (None, "stop"):
-        changes["meta"] = {**verdict.meta, "finish_reason": str(finish)}
+        meta["finish_reason"] = str(finish)
+    if dropped:  # the verdict stands; the figure could never be stored or summed
+        meta["usage_dropped"] = "; ".join(dropped)
+    if meta != verdict.meta:
+        changes["meta"] = meta
     return verdict.but(**changes)
 
 
@@ -444,11 +451,34 @@ def _content_logprobs(choice: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] 
     return content if isinstance(content, list) else None
 
 
-def _int(value: Any) -> int:
+MAX_TOKEN_COUNT = 2**53
+"""The largest token count believed: beyond it a float loses integers, and no call is that big."""
+
+
+def token_count(usage: Mapping[str, Any], name: str) -> tuple[int, str | None]:
+    """The ``usage[name]`` a server reported as a token count, and a note when it is impossible.
+
+    A missing figure is 0. One that is no number, negative, not finite or above
+    :data:`MAX_TOKEN_COUNT` (``"prompt_tokens": 1e30``) is counted as 0 and named in the note:
+    stored as it is it would overflow the run store's integers and stop every rerun.
+
+    Examples
+    --------
+    >>> token_count({"prompt_tokens": 12}, "prompt_tokens")
+    (12, None)
+    >>> token_count({"prompt_tokens": 1e30}, "prompt_tokens")
+    (0, 'prompt_tokens 1e+30 is not a possible token count (counted as 0)')
+    """
+    value = usage.get(name)
+    if value is None:
+        return 0, None
     try:
-        return max(0, int(value))
-    except (TypeError, ValueError):
-        return 0
+        number = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if math.isfinite(number) and 0 <= number <= MAX_TOKEN_COUNT:
+        return int(number), None
+    return 0, f"{name} {str(value)[:40]} is not a possible token count (counted as 0)"
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from judgeprobe._util.csv_cells import ESCAPED_COLUMN, unescape_record
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
@@ -128,9 +129,10 @@ class RecordedJudge(BaseJudge):
                 f"recorded verdicts need a 'score' or a 'label' column; columns: {listing}",
                 path=str(self.path),
             )
+        escaped = ESCAPED_COLUMN in table.columns  # `judgeprobe score -o x.csv` output
         for record in table.records:
             path, line = str(self.path), record.line or record.row
-            values = record.values
+            values = unescape_record(record.values) if escaped else record.values
             if is_missing(values.get(id_column)):
                 raise DataError("missing item id", column=id_column, path=path, row=line)
             item_id = str(values[id_column]).strip()

@@ -67,6 +67,9 @@ def write_card(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"{out}: cannot create the card folder ({exc.strerror})") from exc
+    figures = out / "figures"
+    if figures.is_symlink() or (figures.exists() and not figures.is_dir()):
+        raise ConfigError(f"{figures}: not a real folder (a link or a file); remove it")
     pngs, errors = write_figures(card, out)
     overview = overview_bytes(card, "svg")
     written: dict[str, Path] = {}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgeprobe._util.csv_cells import ESCAPED_COLUMN, escape_record
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import Item, PairwiseItem, item_fields
@@ -74,20 +75,25 @@ class ScoreResult:
         return [row.to_dict(labels) for row in self.rows]
 
     def write(self, path: str | Path) -> Path:
-        """Write the rows as CSV (``.csv``) or JSON lines (``.jsonl``)."""
+        """Write the rows as CSV (``.csv``) or JSON lines (``.jsonl``).
+
+        CSV text cells are escaped against formula injection (:mod:`judgeprobe._util.csv_cells`);
+        ``--judge recorded:`` reads them back as they were.
+        """
         path = Path(path)
         records = self.to_records()
         if path.suffix == ".jsonl":
             with path.open("w", encoding="utf-8") as handle:
                 for record in records:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        elif path.suffix == ".csv":
+        elif path.suffix == ".csv":  # cells a spreadsheet would run as formulas are escaped
+            rows = [escape_record(record) for record in records]
             with path.open("w", encoding="utf-8", newline="") as handle:
                 writer = csv.DictWriter(
-                    handle, fieldnames=list(records[0]) if records else ["item_id"]
+                    handle, fieldnames=list(rows[0]) if rows else ["item_id", ESCAPED_COLUMN]
                 )
                 writer.writeheader()
-                writer.writerows(records)
+                writer.writerows(rows)
         else:
             raise ConfigError(f"cannot write {path}: use a .csv or .jsonl file name")
         return path

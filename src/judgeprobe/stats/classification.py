@@ -126,16 +126,53 @@ def quadratic_weighted_kappa(a: NDArray[Any], b: NDArray[Any], grid: Sequence[fl
     return math.nan if denominator == 0 else 1.0 - float((weights * observed).sum()) / denominator
 
 
+def interval_alpha(ratings: NDArray[np.float64]) -> float:
+    """Krippendorff's interval alpha of a raters x items matrix (NaN = no rating), in O(n) memory.
+
+    From the definition (Krippendorff, 2011, "Computing Krippendorff's alpha-reliability"):
+    alpha = 1 - D_o / D_e with the squared difference as the metric, over the pairable values
+    (those of units with at least two ratings; ``n`` of them). With ``m_u`` values in unit ``u``,
+
+    * D_o = (1/n) sum_u 1/(m_u - 1) sum_{i != j in u} (x_i - x_j)^2,
+    * D_e = 1/(n (n - 1)) sum_{i != j, all pairable} (x_i - x_j)^2,
+
+    and a sum of squared differences over the ordered pairs of ``m`` values is
+    ``2 m`` times their sum of squares about their mean. So alpha =
+    1 - (n - 1) sum_u [m_u SS_u / (m_u - 1)] / (n SS), with no values x values coincidence matrix
+    (which ``krippendorff.alpha`` builds per unit: gigabytes on nearly distinct scores).
+    NaN when fewer than two ratings are pairable or they are all equal.
+    """
+    present = ~np.isnan(ratings)
+    m = present.sum(axis=0)
+    pairable = m >= 2
+    values = np.where(present, ratings, 0.0)[:, pairable]
+    mask, m = present[:, pairable], m[pairable].astype(np.float64)
+    n = float(m.sum())
+    if n < 2:
+        return math.nan
+    unit_mean = values.sum(axis=0) / m
+    within = (np.where(mask, values - unit_mean, 0.0) ** 2).sum(axis=0)
+    grand_mean = float(values.sum()) / n
+    total = float((np.where(mask, values - grand_mean, 0.0) ** 2).sum())
+    if total == 0.0:
+        return math.nan
+    return 1.0 - (n - 1.0) * float(np.sum(m * within / (m - 1.0))) / (n * total)
+
+
 def alpha(
     ratings: NDArray[np.float64], level: Literal["interval", "ordinal"], grid: Sequence[float] = ()
 ) -> float:
-    """Krippendorff's alpha of a raters x items matrix (NaN = no rating), by ``krippendorff``.
+    """Krippendorff's alpha of a raters x items matrix (NaN = no rating).
 
-    ``level`` is ``"interval"`` or ``"ordinal"``; ordinal ratings are snapped to ``grid``.
+    ``level`` is ``"interval"`` (:func:`interval_alpha`, closed form) or ``"ordinal"`` (by
+    ``krippendorff``, whose memory grows with the square of the number of distinct values: the
+    ratings are snapped to ``grid``, the scale's few points, first).
     NaN when fewer than two items have two ratings or all ratings are equal.
     """
     if ratings.shape[1] == 0 or np.sum(np.sum(~np.isnan(ratings), axis=0) >= 2) < 2:
         return math.nan
+    if level == "interval":
+        return interval_alpha(ratings)
     data = ratings
     domain: Any = None
     if level == "ordinal":

@@ -5,7 +5,9 @@ rate limits). An :class:`Executor` handed to the :class:`~judgeprobe.engine.Engi
 those calls: it gets every request still missing in one engine run and returns the verdicts it
 stored, with a reason when some requests stay pending (a provider batch that expired). The
 engine still deduplicates, answers from the store, skips what exceeds the context window and
-reserves every request on the budget before handing it over.
+reserves every request on the budget before handing it over: one call each. An executor that
+makes a further call for a request (a retry) reserves it on the engine's ``meter`` first, so the
+calls made never pass the budget.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
 
 if TYPE_CHECKING:
+    from judgeprobe.engine.limits import BudgetMeter
     from judgeprobe.engine.store import RunStore
 
 
@@ -36,4 +39,6 @@ class Executor(Protocol):
 
     name: str
 
-    async def execute(self, requests: Sequence[Request], store: RunStore) -> Executed: ...
+    async def execute(
+        self, requests: Sequence[Request], store: RunStore, meter: BudgetMeter | None = None
+    ) -> Executed: ...

@@ -29,6 +29,7 @@ from judgeprobe.engine.batch.lines import (
     was_run,
 )
 from judgeprobe.engine.executors.base import Executed
+from judgeprobe.engine.limits import BudgetMeter
 from judgeprobe.engine.store import RunStore
 from judgeprobe.engine.store_batches import requests_digest
 from judgeprobe.errors import ConfigError, RetryableJudgeError
@@ -83,8 +84,11 @@ class OpenAIBatchExecutor:
         self.reports: list[ImportReport] = []
         """What each batch's import did, in order."""
 
-    async def execute(self, requests: Sequence[Request], store: RunStore) -> Executed:
-        """Submit ``requests`` as one batch (or resume the batch already made of them)."""
+    async def execute(
+        self, requests: Sequence[Request], store: RunStore, meter: BudgetMeter | None = None
+    ) -> Executed:
+        """Submit ``requests`` as one batch (or resume the batch already made of them); the
+        provider answers each once, so ``meter`` is not drawn on."""
         if not requests:
             return Executed()
         by_key = {r.key: r for r in requests}

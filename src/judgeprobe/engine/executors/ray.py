@@ -3,10 +3,14 @@
 Each worker is one Ray actor that builds the judge once from its registry spec and options
 (:func:`~judgeprobe.judges.registry.built_from`), so a model is loaded once per worker and never
 pickled; a judge built in code is shipped to the workers as it is. An actor answers a chunk of
-requests with its own in-memory :class:`~judgeprobe.engine.Engine` (retries with backoff,
-timeouts, score checks) making at most ``max_concurrency_per_worker`` calls at once (one for an
-in-process model, the judge's own limit for an HTTP judge). An actor judges one chunk at a time;
-the driver keeps a second one queued at each actor, so a worker never waits for the driver.
+requests with its own in-memory :class:`~judgeprobe.engine.Engine` (timeouts, score checks,
+one attempt per request) making at most ``max_concurrency_per_worker`` calls at once (one for an
+in-process model, the judge's own limit for an HTTP judge). Retries are the driver's: a request
+whose one attempt met a transient failure is sent again after a backoff, each further attempt
+reserved first on the engine's budget (a call budget of N means at most N calls at the judge,
+however many workers); a resent chunk of a dead worker is reserved again too. An actor judges
+one chunk at a time; the driver keeps a second one queued at each actor, so a worker never waits
+for the driver.
 
 The driver alone writes the run store: it dispatches chunks to the actors, collects each result
 the moment it is ready (``ray.wait``) and stores its verdicts at once, so a killed driver loses
@@ -23,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import random
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,9 +37,9 @@ from typing import Any
 from judgeprobe.core.judge import Judge
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
-from judgeprobe.engine.engine import Engine, EngineConfig
+from judgeprobe.engine.engine import GAVE_UP, Engine, EngineConfig, gave_up
 from judgeprobe.engine.executors.base import Executed
-from judgeprobe.engine.limits import RateLimiter
+from judgeprobe.engine.limits import BudgetMeter, RateLimiter
 from judgeprobe.engine.store import RunStore
 from judgeprobe.errors import ConfigError, MissingDependencyError
 from judgeprobe.judges.registry import build_judge, built_from
@@ -140,7 +146,8 @@ class RayExecutor:
     max_restarts : int
         Replacement actors started in one run for workers that died.
     max_retries, timeout_s : int, float
-        Each worker engine's retries of a transient failure and its call timeout.
+        Retries of a transient failure (made from the driver, each on the budget) and each
+        worker engine's call timeout.
     """
 
     name = "ray"
@@ -183,12 +190,14 @@ class RayExecutor:
         self.requests_per_minute = requests_per_minute
         self.num_cpus = float(num_cpus)
         self.max_restarts = max_restarts
+        self.max_retries = max_retries
         self.worker_config = EngineConfig(
             concurrency=self.concurrency,
-            max_retries=max_retries,
+            max_retries=0,  # the driver retries, so that every attempt is on the budget
             timeout_s=timeout_s,
             progress=False,
         )
+        self._rng = random.Random(0)
         self.recipe = JudgeRecipe.of(judge)
         self._actor_class: Any = None
         self._rate: Any = None
@@ -199,8 +208,14 @@ class RayExecutor:
         self.dispatched: list[str] = []
         """Every request key sent to a worker, in order (a resent one appears again)."""
 
-    async def execute(self, requests: Sequence[Request], store: RunStore) -> Executed:
-        """Judge ``requests`` on the workers, storing each verdict as its chunk returns."""
+    async def execute(
+        self, requests: Sequence[Request], store: RunStore, meter: BudgetMeter | None = None
+    ) -> Executed:
+        """Judge ``requests`` on the workers, storing each verdict as its chunk returns.
+
+        The engine reserved one call per request on ``meter``; each retry and each resent
+        request is reserved on it before it is sent (None: no budget).
+        """
         if not requests:
             return Executed()
         import ray
@@ -216,10 +231,17 @@ class RayExecutor:
         queue = deque(self._chunks(list(by_key.values())))
         verdicts: dict[str, Verdict] = {}
         inflight: dict[Any, tuple[int, list[Request]]] = {}
+        tried: dict[str, int] = {}
+        waiting: list[tuple[float, Request]] = []  # retries, with the time they are due
+        refused: str | None = None
         restarts = 0
         load = dict.fromkeys(self.actors, 0)
         await self._start(self.workers - len(self.actors), load)
-        while queue or inflight:
+        while queue or inflight or waiting:
+            due = [r for at, r in waiting if at <= time.monotonic()]
+            if due:
+                waiting = [(at, r) for at, r in waiting if at > time.monotonic()]
+                queue.extend(self._chunks(due))
             while queue and self.actors:
                 number = min(self.actors, key=lambda n: load[n])
                 if load[number] >= _QUEUED:
@@ -228,9 +250,14 @@ class RayExecutor:
                 ref = self.actors[number].judge_chunk.remote(chunk)
                 self.dispatched.extend(r.key for r in chunk)
                 inflight[ref], load[number] = (number, chunk), load[number] + 1
+            next_due = min((at for at, _ in waiting), default=None)
             if not inflight:
-                break  # every worker died and no more may be started
-            await asyncio.to_thread(ray.wait, list(inflight), num_returns=1)
+                if next_due is None or not self.actors:
+                    break  # every worker died and no more may be started
+                await asyncio.sleep(max(0.0, next_due - time.monotonic()))
+                continue
+            timeout = None if next_due is None else max(0.0, next_due - time.monotonic())
+            await asyncio.to_thread(ray.wait, list(inflight), num_returns=1, timeout=timeout)
             ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0)
             for ref in ready:
                 number, chunk = inflight.pop(ref)
@@ -238,16 +265,30 @@ class RayExecutor:
                 try:
                     results: list[tuple[str, Verdict]] = ray.get(ref)
                 except ray.exceptions.RayActorError:
-                    queue.appendleft(chunk)  # sent again, to a live worker
+                    # sent again, to a live worker: the dead one may have called the judge
+                    allowed = len(chunk) if meter is None else meter.reserve([0] * len(chunk))
+                    if allowed < len(chunk):
+                        refused = meter.refusal(0) if meter is not None else None
+                    if allowed:
+                        queue.appendleft(chunk[:allowed])
                     if self.actors.pop(number, None) is not None and restarts < self.max_restarts:
                         restarts += 1
                         await self._start(1, load)
                     continue
                 for key, verdict in results:
-                    verdicts[key] = store.put(by_key[key], verdict)
+                    tried[key] = tried.get(key, 0) + 1
+                    if gave_up(verdict) and tried[key] <= self.max_retries:
+                        if meter is None or meter.reserve([0]):
+                            waiting.append((self._due(tried[key]), by_key[key]))
+                        else:
+                            refused = meter.refusal(0)  # left pending, as the engine leaves it
+                        continue
+                    verdicts[key] = store.put(by_key[key], _attempted(verdict, tried[key]))
         left = len(by_key) - len(verdicts)
         stopped = None
-        if left:
+        if left and refused is not None:
+            stopped = refused
+        elif left:
             stopped = (
                 f"ray: every worker died ({restarts} replaced); {left} of {len(by_key)} "
                 "requests left pending; run again to judge them"
@@ -267,6 +308,13 @@ class RayExecutor:
 
             ray.kill(self._rate)
             self._rate = None
+
+    def _due(self, attempt: int) -> float:
+        """When the retry after ``attempt`` failed attempts is due: full-jitter exponential
+        backoff, as the engine's."""
+        config = self.worker_config
+        ceiling = min(config.backoff_max_s, config.backoff_base_s * 2 ** (attempt - 1))
+        return time.monotonic() + self._rng.uniform(0, ceiling)
 
     def _chunks(self, requests: list[Request]) -> list[list[Request]]:
         """Chunks of a few rounds of a worker's calls, small enough to keep every worker busy."""
@@ -299,6 +347,16 @@ class RayExecutor:
             ) from exc
         self.actors.update(started)
         load.update(dict.fromkeys(started, 0))
+
+
+def _attempted(verdict: Verdict, attempts: int) -> Verdict:
+    """``verdict`` of a worker's one attempt, counting the driver's ``attempts`` in all."""
+    if attempts == 1:
+        return verdict
+    error = verdict.error
+    if gave_up(verdict) and error is not None:
+        error = error[: error.rindex(GAVE_UP.split("{", 1)[0])] + GAVE_UP.format(attempts)
+    return verdict.but(attempts=attempts, error=error)
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:
