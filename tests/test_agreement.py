@@ -395,3 +395,24 @@ def test_humans_of_one_class_leave_the_baselines_n_a_and_the_card_is_still_writt
 
 def truth_of_item(item: PointwiseItem) -> int:
     return int(item.response.split("truth ")[1][0])
+
+
+def test_humans_of_one_class_leave_every_finding_that_needs_both_classes_n_a() -> None:
+    """Every human decision is negative and the judge varies: kappa would be 0 [0, 0] and its
+    margin over the baseline would fail on nothing; each finding that needs both human classes
+    is n/a instead, saying why."""
+    one_class = [item for item in items(80) if truth_of_item(item) == 0]
+    result = run(one_class, lambda r: float(uniform(r.field_map["response"]) < 0.5))
+    for name in (
+        "kappa",
+        "balanced_accuracy",
+        "mcc",
+        "judge_minus_best_baseline_balanced_accuracy",
+        "judge_minus_best_baseline_kappa",
+    ):
+        finding = result.finding(name)
+        assert (finding.estimate.defined, finding.status) == (False, "n/a"), name
+        assert finding.estimate.reason == "the human labels hold one class", name
+    cells = [row[m] for row in result.tables["baselines"] for m in ("balanced_accuracy", "kappa")]
+    assert cells and all(cell is None for cell in cells)
+    assert result.finding("accuracy").estimate.defined

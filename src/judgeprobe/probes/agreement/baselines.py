@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgeprobe.probes.agreement.data import Binary, Pair, RowBootstrap, difference, paired
+from judgeprobe.probes.agreement.data import (
+    ONE_CLASS,
+    Binary,
+    Pair,
+    RowBootstrap,
+    difference,
+    one_class,
+    paired,
+)
 from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
@@ -231,16 +239,25 @@ def baseline_findings(
     b: Binary, rubric: Rubric, keywords: Sequence[str] | None, boot: RowBootstrap
 ) -> tuple[list[Finding], list[dict[str, Any]], list[str]]:
     """Each baseline's metrics, and the judge minus the best baseline per gated metric (the
-    findings that decide the verdict), with the baselines' table rows and notes."""
+    findings that decide the verdict), with the baselines' table rows and notes.
+
+    Every metric here needs both human classes: on one class each is n/a, saying so (kappa
+    would be 0 for the judge and for every baseline, and a margin of 0 would fail the judge on
+    nothing)."""
     baselines, notes = baseline_set(b, rubric, keywords, boot.seed)
     n, clusters, truth = len(b.truth), b.clusters, b.truth
+    single = one_class(truth)
     rows: list[dict[str, Any]] = []
     info: list[Finding] = []
     best: dict[str, tuple[float, Baseline]] = {}
     for base in baselines:
         row: dict[str, Any] = {"baseline": base.name, "description": base.description}
         for metric, fn in METRICS.items():
-            est = boot(paired(fn, truth, base.values(metric)), n, clusters)
+            est = (
+                Estimate.undefined(n, reason=ONE_CLASS)
+                if single
+                else boot(paired(fn, truth, base.values(metric)), n, clusters)
+            )
             info.append(
                 Finding(
                     f"baseline_{metric}",
@@ -258,6 +275,17 @@ def baseline_findings(
     for name, (metric, threshold) in GATED_METRICS.items():
         chosen = best[metric][1]
         if metric == "auc" and not b.ranks:
+            continue
+        if single:
+            gated.append(
+                Finding(
+                    name,
+                    Estimate.undefined(n, reason=ONE_CLASS),
+                    GATED_TEXT[name],
+                    {"baseline": chosen.name},
+                    threshold,
+                )
+            )
             continue
         est = boot(
             difference(METRICS[metric], truth, judge_values(b, metric), chosen.values(metric)),

@@ -106,6 +106,17 @@ class RowBootstrap:
         return estimate if estimate.defined else Estimate.undefined(n, reason=reason)
 
 
+ONE_CLASS = "the human labels hold one class"
+"""Why a finding that needs both human classes (kappa, balanced accuracy, MCC, an AUC, a margin
+over a baseline) is n/a: on one class kappa is 0 whatever the judge does, and no margin over a
+baseline can be shown."""
+
+
+def one_class(truth: NDArray[Any]) -> bool:
+    """True when the human decisions ``truth`` hold fewer than two classes."""
+    return len(np.unique(truth)) < 2
+
+
 def constant_reason(values: NDArray[Any], what: str, undefined: str) -> str:
     """Why a metric of ``values`` is undefined: the judge gives one ``what`` on every item (a
     constant judge), else ``undefined``."""

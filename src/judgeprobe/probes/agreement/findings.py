@@ -17,11 +17,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgeprobe.probes.agreement.data import (
+    ONE_CLASS,
     AgreementData,
     Binary,
     RowBootstrap,
     alpha_metric,
     constant_reason,
+    one_class,
     paired,
     strict_majority_code,
 )
@@ -43,7 +45,7 @@ BINARY_METRICS = {
 
 UNDEFINED = {
     "accuracy": "no item",
-    "balanced_accuracy": "the humans give one class only",
+    "balanced_accuracy": ONE_CLASS,
     "precision": "the judge never decides positive",
     "recall": "no item is human positive",
     "f1": "neither the judge nor the humans give a positive",
@@ -51,6 +53,9 @@ UNDEFINED = {
     "mcc": "a margin of the confusion table is 0",
 }
 """Why each binary metric can be undefined (the condition under which it is NaN)."""
+
+BOTH_CLASSES = frozenset({"balanced_accuracy", "kappa", "mcc", "roc_auc", "pr_auc"})
+"""The findings that need both human classes: n/a, saying :data:`ONE_CLASS`, without them."""
 
 
 def mean_absolute_error(judge: NDArray[Any], human: NDArray[Any]) -> float:
@@ -129,9 +134,13 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
     """The judge's decision against the human decision; AUCs and calibration where they apply."""
     out = []
     n, clusters = len(b.truth), b.clusters
+    single = one_class(b.truth)
     for name, fn in BINARY_METRICS.items():
         why = constant_reason(b.judge, "decision", UNDEFINED[name])
-        est = boot(paired(fn, b.truth, b.judge), n, clusters, why)
+        if single and name in BOTH_CLASSES:
+            est = Estimate.undefined(n, reason=ONE_CLASS)
+        else:
+            est = boot(paired(fn, b.truth, b.judge), n, clusters, why)
         out.append(
             Finding(
                 name,
@@ -148,7 +157,7 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
                     lambda r: cls.roc_auc(b.truth[r], b.score[r]),
                     n,
                     clusters,
-                    "the humans give one class only",
+                    ONE_CLASS,
                 ),
                 "ROC AUC of the judge's score for the human positive class.",
             )
@@ -160,7 +169,7 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
                     lambda r: cls.pr_auc(b.truth[r], b.score[r]),
                     n,
                     clusters,
-                    "the humans give one class only",
+                    ONE_CLASS,
                 ),
                 "Average precision (PR AUC) of the judge's score for the human positive class.",
             )
