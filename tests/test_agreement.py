@@ -416,3 +416,21 @@ def test_humans_of_one_class_leave_every_finding_that_needs_both_classes_n_a() -
     cells = [row[m] for row in result.tables["baselines"] for m in ("balanced_accuracy", "kappa")]
     assert cells and all(cell is None for cell in cells)
     assert result.finding("accuracy").estimate.defined
+
+
+def test_a_rate_counts_its_denominator_and_its_interval_is_over_it() -> None:
+    """A judge that flags four human positives, all rightly: precision rests on those four
+    items (n=4, a Wilson interval that reaches well below 1), recall on the human positives,
+    accuracy on every item; none is a point interval [1, 1]."""
+    data = items(120, split_share=0.0)
+    positives = sorted(item.response for item in data if truth_of_item(item) == 1)
+    flagged = set(positives[:4])
+    result = run(data, lambda r: float(r.field_map["response"] in flagged), cluster="item")
+    precision = result.finding("precision").estimate
+    assert (precision.estimate, precision.n) == (1.0, 4)
+    assert precision.ci.low < 0.6 and precision.ci.high == 1.0
+    recall = result.finding("recall").estimate
+    assert recall.n == len(positives)
+    assert math.isclose(recall.estimate, 4 / len(positives))
+    copy = run(data, lambda r: float(truth_of(r)), cluster="item").finding("accuracy").estimate
+    assert (copy.estimate, copy.n) == (1.0, len(data)) and copy.ci.low < 0.98

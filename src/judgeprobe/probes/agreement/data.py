@@ -24,6 +24,7 @@ from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import PointwiseItem
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import classification as cls
+from judgeprobe.stats.resampling import clustered_proportion
 from judgeprobe.stats.result import Estimate
 
 
@@ -104,6 +105,28 @@ class RowBootstrap:
             seed=self.seed,
         )
         return estimate if estimate.defined else Estimate.undefined(n, reason=reason)
+
+    def rate(
+        self,
+        hits: NDArray[np.bool_],
+        of: NDArray[np.bool_],
+        clusters: Sequence[Hashable],
+        reason: str,
+    ) -> Estimate:
+        """The share of ``hits`` among the rows ``of`` (a rate's denominator: the flagged items
+        for precision, the human positives for recall): ``n`` counts those rows and the
+        interval is over them (Wilson, or a cluster bootstrap where rows share a cluster, Wilson
+        over the clusters at a rate of 0 or 1); not assessable, saying ``reason``, without one."""
+        rows = np.flatnonzero(of).tolist()
+        if not len(rows):
+            return Estimate.undefined(0, reason=reason)
+        return clustered_proportion(
+            hits[rows],
+            [clusters[k] for k in rows],
+            confidence_level=self.confidence_level,
+            seed=self.seed,
+            n_resamples=self.n_resamples,
+        )
 
 
 ONE_CLASS = "the human labels hold one class"

@@ -10,6 +10,7 @@ findings give the ceiling; category accuracy is information only.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,6 +54,17 @@ UNDEFINED = {
     "mcc": "a margin of the confusion table is 0",
 }
 """Why each binary metric can be undefined (the condition under which it is NaN)."""
+
+RATES: dict[str, Callable[[NDArray[Any], NDArray[Any]], tuple[NDArray[Any], NDArray[Any]]]] = {
+    "accuracy": lambda truth, judge: (truth == judge, np.ones(len(truth), dtype=bool)),
+    "precision": lambda truth, judge: (truth == 1, judge == 1),
+    "recall": lambda truth, judge: (judge == 1, truth == 1),
+}
+"""The binary metrics that are rates, each as (hits, the rows of its denominator) of the human
+truth and the judge's decisions: accuracy over every item, precision over the items the judge
+flags, recall over the human positives. A rate's ``n`` is its denominator, and its interval is
+over it (a bootstrap over all items would give precision 1.0 [1.0, 1.0] on four flagged items
+and call it n=199)."""
 
 BOTH_CLASSES = frozenset({"balanced_accuracy", "kappa", "mcc", "roc_auc", "pr_auc"})
 """The findings that need both human classes: n/a, saying :data:`ONE_CLASS`, without them."""
@@ -139,6 +151,9 @@ def binary_findings(b: Binary, boot: RowBootstrap, calibration_bins: int) -> lis
         why = constant_reason(b.judge, "decision", UNDEFINED[name])
         if single and name in BOTH_CLASSES:
             est = Estimate.undefined(n, reason=ONE_CLASS)
+        elif name in RATES:
+            hits, of = RATES[name](b.truth, b.judge)
+            est = boot.rate(hits, of, clusters, why)
         else:
             est = boot(paired(fn, b.truth, b.judge), n, clusters, why)
         out.append(
