@@ -308,6 +308,18 @@ def test_no_positive_item_the_judge_detects_leaves_bypass_undefined_never_zero()
     json.dumps(result.to_dict(), allow_nan=False)  # the card's JSON holds no NaN
 
 
+def test_no_negative_item_to_fill_with_says_so_not_that_no_positive_is_detected() -> None:
+    """The judge detects every positive item, but no item is negative: the bypass rate is n/a
+    because there is nothing to fill the concatenations with."""
+    result = run(BypassProbe(ks=(2,), n_resamples=FAST), make_items(6, 0), any_part_judge())
+    for position in ("first", "last"):
+        finding = result.finding("bypass_rate", k="2", position=position)
+        assert (finding.estimate.defined, finding.status) == (False, "n/a")
+        reason = finding.estimate.reason or ""
+        assert "no negative item" in reason and "fill" in reason, reason
+        assert "detects on its own" not in reason
+
+
 # -- context window, reproducibility, parameters -----------------------------------------------
 def test_concatenations_over_the_context_window_are_skipped_and_counted_never_truncated() -> None:
     judge = CallableJudge(

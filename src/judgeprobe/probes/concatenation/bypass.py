@@ -503,8 +503,13 @@ class BypassProbe(BypassUnits, Probe):
         small = first_too_small(
             [(rule.positive, len(design.positives)), (rule.negative, len(design.negatives))]
         )
+        empty = (
+            f"no negative item ({rule.negative!r} on its own) to fill the concatenations with"
+            if design.positives and not design.negatives
+            else "no positive item the judge detects on its own"
+        )
         estimate = with_counts(
-            self._rate(tally, ctx, "no positive item the judge detects on its own", small),
+            self._rate(tally, ctx, empty, small),
             items=len(design.positives),
             conditioned_out=_conditioned_out(design),
             neutral=tally.neutral,
