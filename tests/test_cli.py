@@ -428,3 +428,37 @@ def test_the_probes_command_says_which_probes_apply_and_why_the_others_do_not() 
     )
     listing = CliRunner().invoke(app, ["probes"], env={"COLUMNS": "400"})
     assert listing.exit_code == 0 and "rubric kinds" in listing.output
+
+
+BROKEN_ANALYSIS = """
+import sys
+from judgeprobe._cli.main import main
+from judgeprobe.probes import get_probe_class
+
+def broken(self, plan, verdicts):
+    raise ValueError("each sample must contain two or more observations")
+
+get_probe_class("repetition").analyze = broken
+sys.argv = ["judgeprobe", *sys.argv[1:]]
+main()
+"""
+
+
+def test_an_exception_in_a_probes_analysis_exits_2_in_one_line_never_the_gates_1(
+    tmp_path: Path,
+) -> None:
+    """Exit 1 says the card failed its gate; a probe that breaks while analysing says so in one
+    line and exits 2, so a crash never passes for a failing judge."""
+    args = ["--judge", "profanity", "--rubric", "toxicity", "--data", "demo", "--limit", "4"]
+    result = subprocess.run(
+        [sys.executable, "-c", BROKEN_ANALYSIS, "audit", *args, "--probes", "repetition"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "probe 'repetition' could not analyse its verdicts (ValueError: each sample" in (
+        " ".join(result.stderr.split())
+    )

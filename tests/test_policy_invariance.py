@@ -1096,3 +1096,26 @@ def test_a_constant_judge_has_no_stratum_flips_either() -> None:
     strata = [f for f in result.findings if f.name == "flip_rate_by_stratum"]
     assert strata and all(not f.estimate.defined for f in strata)
     assert all("one decision" in (f.estimate.reason or "") for f in strata)
+
+
+def test_one_item_is_too_few_for_the_spread_test_and_its_spread_is_n_a_saying_so() -> None:
+    """One item judged under every wording: no permutation within it can draw a null, so the
+    test is not run (NaN p-value, never a crash) and the gated accuracy spread is n/a."""
+    test = spread_test([[1.0], [0.0], [1.0]])
+    assert math.isnan(test.pvalue) and test.n == 1
+
+    def reads_its_wording(request: Request) -> str:
+        return "true" if len(variant_name(request)) % 2 else "false"
+
+    result = run(
+        PolicyInvarianceProbe(n_resamples=50),
+        pointwise_items(1),
+        reads_its_wording,
+        builtin_rubric("refusal"),
+    )
+    spread = next(
+        f for f in result.findings if f.name == "accuracy_spread" and f.threshold is not None
+    )
+    assert spread.status == "n/a"
+    assert spread.estimate.reason is not None
+    assert spread.estimate.reason.startswith("too few items for a test: 1 ")

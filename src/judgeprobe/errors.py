@@ -16,6 +16,8 @@ exception class judgeprobe defines is in this tree (those defined elsewhere name
     │   ├── RetryableJudgeError   transient (429, 5xx, timeout, garbage body); the engine retries it
     │   └── FatalJudgeError       permanent (401, bad model, missing weights); the engine records it
     ├── BudgetExhausted        the call/token budget ran out; rerun to resume from the store
+    ├── AnalysisError          a probe's analysis raised an unexpected exception (a defect, not a
+    │                          finding); its verdicts are stored
     ├── MissingDependencyError an optional extra is not installed; says which pip command fixes it
     ├── StoreError             the run store is unreadable or belongs to another schema version
     │   └── CodecError             _codec: a plan design cannot be written as JSON or read back
@@ -103,3 +105,11 @@ class StoreError(JudgeprobeError):
 
 class BudgetExhausted(JudgeprobeError):
     """The call or token budget ran out; what was judged is stored and the next run resumes."""
+
+
+class AnalysisError(JudgeprobeError):
+    """A probe's analysis of its verdicts raised an unexpected exception.
+
+    A defect of the probe, never a finding: the CLI exits 2 with the message, not 1 (the code
+    of a card that fails its gate), so a crash cannot pass for a failing judge.
+    """

@@ -26,7 +26,13 @@ from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import Item
 from judgeprobe.engine.engine import CallStats, Engine, run_blocking
 from judgeprobe.engine.store import RunStore
-from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError, StoreError
+from judgeprobe.errors import (
+    AnalysisError,
+    BudgetExhausted,
+    ConfigError,
+    JudgeprobeError,
+    StoreError,
+)
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.probes.base import Probe, ProbeResult
 from judgeprobe.probes.registry import build_probe, get_probe_class
@@ -73,7 +79,7 @@ def _analyzed(
     probe: Probe, plan: Plan[Any], known: Mapping[str, Verdict], stats: CallStats
 ) -> ProbeResult:
     verdicts = Verdicts(plan, known)
-    outcome = probe.analyze(plan, verdicts)
+    outcome = _analysis(probe, plan, verdicts)
     usage = verdicts.usage()
     usage.update(
         requests=len(plan.keys),
@@ -84,6 +90,22 @@ def _analyzed(
         completion_tokens=stats.completion_tokens,
     )
     return dataclasses.replace(outcome, usage=usage, plan=plan)
+
+
+def _analysis(probe: Probe, plan: Plan[Any], verdicts: Verdicts) -> ProbeResult:
+    """``probe.analyze(plan, verdicts)``; an unexpected exception in it is an
+    :class:`~judgeprobe.errors.AnalysisError` naming the probe and the exception (the verdicts
+    are stored already), so it is reported as an error, never as a failing card."""
+    try:
+        return probe.analyze(plan, verdicts)
+    except JudgeprobeError:
+        raise
+    except Exception as exc:
+        said = " ".join(str(exc).split())  # one line, whatever the exception's message
+        raise AnalysisError(
+            f"probe {probe.name!r} could not analyse its verdicts ({type(exc).__name__}: "
+            f"{said}); this is a defect of the probe, not a finding: its verdicts are stored"
+        ) from exc
 
 
 def probe_context(probe: Probe, judge: Judge, rubric: Rubric, *, seed: int = 0) -> ProbeContext:

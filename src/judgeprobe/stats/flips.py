@@ -278,7 +278,8 @@ def spread_test(
     exchangeable: a wording-blind judge whose runs are noisy, however unevenly the noise falls on
     the items. Rows with a missing (NaN) cell are left out (complete blocks only); the items are
     sorted by their values first, so the seeded p-value does not depend on their order. NaN p-value
-    with fewer than two columns or no complete row; p = 1 when no item differs across wordings.
+    with fewer than two columns or fewer than two complete rows (too few items for a test; ``n``
+    says how many); p = 1 when no item differs across wordings.
 
     The range of noisy means is biased upward by noise alone, and its bootstrap interval does not
     reach 0 for a judge without a wording effect; this test is what tells the two apart.
@@ -295,8 +296,8 @@ def spread_test(
         return TestResult(math.nan, math.nan, "greater", null, 0)
     data = data[:, ~np.any(np.isnan(data), axis=0)]
     n = int(data.shape[1])
-    if n == 0:
-        return TestResult(math.nan, math.nan, "greater", null, 0)
+    if n < 2:  # too few items for a test: a permutation within one item has no null to draw
+        return TestResult(math.nan, math.nan, "greater", null, n)
     data = data[:, np.lexsort(data[::-1])]  # items in a canonical order: p free of their order
     observed = float(_spread_statistic(*data))
     if np.all(data == data[:1]):

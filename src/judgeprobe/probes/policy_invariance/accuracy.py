@@ -21,7 +21,7 @@ from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.probes.base import FigureSpec, Finding, Threshold
 from judgeprobe.rubrics import Decision, Rubric
 from judgeprobe.rubrics.variants import INVARIANT_TRANSFORMS
-from judgeprobe.stats import Estimate, mean, proportion
+from judgeprobe.stats import Estimate, TestResult, mean, proportion
 from judgeprobe.stats.flips import spread_of_means, spread_test
 
 from .design import Unit
@@ -113,16 +113,17 @@ def accuracy(
         spreads.append(("mae_spread", error_cols, "MAE"))
     for name, cols, what in spreads:
         columns = [cols[n] for n in same_policy]
+        test = spread_test(columns, n_resamples=settings.n_resamples, seed=settings.seed)
         out.findings.append(
             Finding(
                 name,
-                spread_of_means(columns, **settings.resampling),
+                _tested_spread(spread_of_means(columns, **settings.resampling), test),
                 f"largest minus smallest {what} across the base and its meaning-preserving "
                 "and supplementary rewordings (the same policy); a warn or fail needs the "
                 "test to show the wordings differ beyond the items' rerun noise",
                 {"wordings": str(len(same_policy))},
                 threshold=SPREAD_THRESHOLD,
-                test=spread_test(columns, n_resamples=settings.n_resamples, seed=settings.seed),
+                test=test,
             )
         )
     out.findings.append(
@@ -144,6 +145,18 @@ def accuracy(
     )
     out.figures.append(_figure(out.table))
     return out
+
+
+def _tested_spread(spread: Estimate, test: TestResult) -> Estimate:
+    """The spread, or n/a where too few items have a verdict under every wording for its test:
+    the range of noisy means is judged only with the test that tells it from noise."""
+    if not spread.defined or test.n >= 2:
+        return spread
+    return Estimate.undefined(
+        spread.n,
+        reason=f"too few items for a test: {test.n} with a verdict under every wording of the "
+        "policy, at least 2 needed",
+    )
 
 
 def _rerun_spread(
