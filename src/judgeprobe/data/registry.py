@@ -19,7 +19,8 @@ A path is loaded by the loader its name or columns point to (``dataset.json`` ->
 whose header, after any ``#`` comment lines, has ``objective``, ``assistant_response`` and
 ``human_score`` columns -> PyRIT, ``chosen``/``rejected`` -> HH-RLHF, ...), else by
 :func:`load_table`. ``<loader>:<path>`` or the option ``loader=...`` forces a loader, e.g.
-``table:my.csv``.
+``table:my.csv``. A path is taken before a short name of the same spelling, except a folder
+that holds no dataset: an empty ``pandalm/`` in the working directory does not hide ``pandalm``.
 
 Options are checked against the chosen loader before it runs: a name it does not take, or a value
 of the wrong type, is a :class:`~judgeprobe.errors.ConfigError` that names the option and the
@@ -143,8 +144,39 @@ def load_dataset(spec: str | Path, **options: Any) -> Dataset:
         if text == "demo:refusal":
             return load_demo("pointwise", label="refusal")
         return load_demo(_DEMO[text])
-    if Path(text).exists():
-        return _load_path(Path(text), options)
+    path = Path(text)
+    if not path.exists():
+        return _by_name(text, root, options)
+    if not _shadows(path, text):
+        return _load_path(path, options)
+    try:  # an empty folder named like a dataset does not hide it: the short name wins
+        return _by_name(text, root, options)
+    except (ConfigError, DataError) as exc:
+        error = DataError if isinstance(exc, DataError) else ConfigError
+        raise error(
+            f"{exc} (the folder {text!r} here holds no dataset, so {text!r} was read as a "
+            "short name)"
+        ) from exc
+
+
+_SHORT_NAMES = frozenset({*_FIXED, "pyrit", "llmbar", "mt-bench-human"})
+"""The loaders a short name starts with (``pandalm``, ``pyrit:refusal``)."""
+
+
+def _shadows(path: Path, text: str) -> bool:
+    """True when ``path`` is a folder that holds no dataset and ``text`` is also a short name:
+    an empty ``pandalm/`` in the working directory must not hide ``pandalm``."""
+    if not path.is_dir() or text.partition(":")[0].strip().lower() not in _SHORT_NAMES:
+        return False
+    try:
+        _detect(path)
+    except DataError:
+        return True
+    return False
+
+
+def _by_name(text: str, root: str | Path | None, options: dict[str, Any]) -> Dataset:
+    """The dataset the short name ``text`` names (see the module docstring)."""
     loader, _, rest = text.partition(":")
     loader = loader.strip().lower()
     if loader in LOADERS and rest and Path(rest).exists():
