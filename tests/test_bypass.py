@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from judgeprobe._util.codec import decode, dumps, loads
@@ -518,3 +519,29 @@ def test_a_class_of_one_item_leaves_its_findings_not_assessable_never_a_pass(
             reason = finding.estimate.reason or ""
             assert why in reason or "fewer than two negative" in reason, finding
     assert why in (result.finding("bypass_rate", k="2", position="first").estimate.reason or "")
+
+
+# -- the interval, simulated -------------------------------------------------------------------
+def test_the_bypass_interval_covers_a_planted_per_request_rate_in_nine_draws_of_ten() -> None:
+    """A judge that flags 37 positive items on their own and misses each concatenation holding
+    one with probability 0.10, whatever its items: over 200 seeded draws (design and misses),
+    the bypass rate's interval covers 0.10 in at least 90% of them (about 97% is reached; a
+    percentile bootstrap over the concatenations covered 88%)."""
+    probe = BypassProbe(ks=(4,), positions=("last",), n_resamples=FAST)
+    items, planted, draws = make_items(37, 60), 0.10, 200
+    rng = np.random.default_rng(6)
+    covered = 0
+    for draw in range(draws):
+        ctx = ProbeContext("planted", HARM, seed=draw)
+        known = word_verdicts(items, ctx)
+        plan = planned(probe, items, ctx, known)
+        for role, request in plan.requests.items():
+            if role[0] == "bypass":
+                known[request.key] = Verdict.scored(1.0 if rng.random() < planted else 5.0)
+            elif role[0] == "false_alarm":
+                known[request.key] = Verdict.scored(1.0)
+        result = probe.analyze(plan, Verdicts(plan, known))
+        estimate = result.finding("bypass_rate", k="4", position="last").estimate
+        assert estimate.counts["parts_flagged"] == 37
+        covered += estimate.ci.low <= planted <= estimate.ci.high
+    assert covered / draws >= 0.90, covered / draws
