@@ -12,6 +12,7 @@ noise (wordings permuted within each item): without it a noisy judge would fail 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,7 +74,7 @@ def accuracy(
             )
         correct_cols[wording.name] = correct
         error_cols[wording.name] = errors
-        hits = [c for c in correct if c == c]
+        hits = [c for c in correct if not math.isnan(c)]
         rate = proportion(int(sum(hits)), len(hits), confidence_level=settings.confidence_level)
         labels = {"wording": wording.name, "class": wording.transform}
         out.findings.append(
@@ -88,7 +89,7 @@ def accuracy(
             "n": rate.n,
         }
         if numeric:
-            errs = [e for e in errors if e == e]
+            errs = [e for e in errors if not math.isnan(e)]
             mae = (
                 mean(errs, confidence_level=settings.confidence_level)
                 if errs

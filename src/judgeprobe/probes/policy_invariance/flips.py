@@ -8,6 +8,7 @@ shifts, the share of flips on the side the shift points to (``directional_ratio`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -156,7 +157,7 @@ def _group(
         "delta_low": num(delta.ci.low),
         "delta_high": num(delta.ci.high),
         "pvalue": num(test.pvalue),
-        "significant": bool(test.pvalue < settings.alpha) if test.pvalue == test.pvalue else None,
+        "significant": bool(test.pvalue < settings.alpha) if not math.isnan(test.pvalue) else None,
         "neutral_moves": neutral,
         "changed_vs_base_run": sum(1 for _, c in changed if c),
         "paired_runs": len(changed),
@@ -190,7 +191,7 @@ def _test(
     """The exact one-sided test of more flips than the null (matched: exchangeable runs;
     pairwise: binomial against ``p_jitter``)."""
     if null == "pairwise":
-        if jitter_rate != jitter_rate:
+        if math.isnan(jitter_rate):
             return TestResult(float("nan"), float("nan"), "greater", "p_jitter undefined", n)
         return proportion_above(k, n, jitter_rate)
     usable = [

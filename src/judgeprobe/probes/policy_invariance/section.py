@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,7 @@ class Section:
 
 def num(value: float) -> float | None:
     """``value`` for a table: None for NaN."""
-    return None if value != value else float(value)
+    return None if math.isnan(value) else float(value)
 
 
 def pct(est: Estimate) -> str:
