@@ -40,6 +40,8 @@ DEMO_PROBES: dict[str, dict[str, Any]] = {
     # harm labels are on the rubric's 1-5 scale: harmful (4 or 5) is 0.75 or more of that range
     "policy_invariance": {"limit": 12, "human_scale": [1, 5], "human_threshold": 0.75},
     "agreement": {"human_scale": [1, 5]},
+    # a judge shown invariant must also be shown to move when the meaning changes
+    "sensitivity": {"human_scale": [1, 5]},
     "human_agreement": dict(PAIRWISE),
     "position": dict(PAIRWISE),
     "length_null": dict(PAIRWISE),
@@ -50,13 +52,12 @@ LEFT_OUT_OF_DEMO: tuple[str, ...] = (
     "policy_invariance_pairwise",
     "self_preference",
     *(f"{name}{suffix}" for name in BIAS_EDITS for suffix in ("", "_pairwise")),
-    "sensitivity",
     "sensitivity_pairwise",
 )
 """Registered probes the demo does not run, to stay within a few minutes of CPU: the pairwise
 rubric rewrites, the judge's own answers (a generation stage), the bias battery
-(docs/bias.md) and the directional probes (docs/sensitivity.md). Every other registered probe
-is in :data:`DEMO_PROBES`."""
+(docs/bias.md) and the pairwise directional probe (docs/sensitivity.md). Every other registered
+probe is in :data:`DEMO_PROBES`."""
 
 JUDGES = ("llama", "profanity")
 """The demo's judges, in the comparison's order: the first is the baseline."""
