@@ -51,10 +51,12 @@ def test_planned_calls_are_the_calls_made_and_bound_those_of_multi_stage_probes(
     outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
     for row in bill.rows:
         made = outcome.results[row.probe].usage["calls"]
-        if row.probe in SINGLE_STAGE:
+        if row.probe == "agreement":
             assert (row.calls, row.bound, row.stages) == (made, False, 1), row.probe
         else:
-            assert row.bound and row.stages == 2 and row.bound_calls >= made, row.probe
+            # a concatenation probe asks for more reruns of its rerun null only when the first
+            # ones differ or a rate needs the null: a later stage drawn from verdicts
+            assert row.bound and row.stages >= 2 and row.bound_calls >= made, row.probe
     assert bill.total.bound_calls >= outcome.engine_totals["called"] > 0
     assert bill.total.stored == 0 and bill.total.bound
 
@@ -72,7 +74,9 @@ def test_multi_stage_probes_are_billed_their_expected_calls_within_5_percent_bes
         assert row.bound and row.bound_calls >= max(made, row.calls), row.probe
         assert row.bound_prompt_tokens >= row.prompt_tokens > 0, row.probe
     made = outcome.engine_totals["called"]
-    assert abs(bill.total.calls - made) <= 0.05 * made, (bill.total.calls, made)
+    # the stand-ins flip at random between inputs, so they ask for every rerun of the rerun
+    # null, where this judge may stop after ten: within 10 %
+    assert abs(bill.total.calls - made) <= 0.10 * made, (bill.total.calls, made)
     assert bill.total.bound_calls == sum(row.bound_calls for row in bill.rows)
 
 
@@ -103,14 +107,15 @@ def test_a_pilot_judges_the_first_stages_and_bills_the_later_ones_exactly(tmp_pa
     bill = plan_audit(config, judge=judge, pilot=True, progress=False)
     assert bill.pilot is not None and bill.pilot.calls == 40  # the demo items, judged alone
     assert bill.pilot.cost is not None and bill.pilot.cost > 0
-    # the bill is the whole audit's, exact: per probe and in total, calls and prompt tokens
-    assert (bill.total.calls, bill.total.bound) == (fresh.engine_totals["called"], False)
+    # the bill is the whole audit's, exact up to the reruns of the rerun null that the
+    # concatenations' verdicts decide (the stand-ins ask for every one): bound, per probe and
+    # in total
+    assert bill.total.bound_calls >= fresh.engine_totals["called"]
     for row in bill.rows:
-        assert row.calls == fresh.results[row.probe].usage["calls"], row.probe
-        assert not row.bound, row.probe
+        assert row.bound_calls >= fresh.results[row.probe].usage["calls"], row.probe
     # the audit then answers the pilot's requests from the store and makes the rest
     outcome = run_audit(config, judge=judge, progress=False, write_card=False)
-    assert outcome.engine_totals["called"] == bill.total.calls - bill.pilot.calls
+    assert outcome.engine_totals["called"] == fresh.engine_totals["called"] - bill.pilot.calls
     assert outcome.engine_totals["cached"] >= bill.pilot.calls
 
 
@@ -120,7 +125,8 @@ def test_plan_pilot_prints_the_pilot_s_calls_and_stores_them(tmp_path: Path) -> 
     result = CliRunner().invoke(app, ["bill", config, "--pilot"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "pilot: 40 calls made" in result.stdout and "40 pilot calls made" in result.stdout
-    assert "(bound" not in result.stdout  # a two-stage probe is exact once its first is known
+    # the concatenations are known once the first stage is; the reruns beyond the first ten
+    # depend on their verdicts, so the bill stays a bound
     with RunStore(tmp_path / "out" / "run.sqlite") as store:
         assert len(list(store.iter_verdicts())) == 40
     again = json.loads(CliRunner().invoke(app, ["bill", config, "--pilot", "--json"]).stdout)
@@ -224,7 +230,8 @@ def test_plan_prints_the_bill_as_json_and_makes_no_call(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["bill", config, "--json"])
     assert result.exit_code == 0, result.output
     bill = json.loads(result.stdout)
-    assert bill["total"]["calls"] == bill["total"]["distinct"] == 80  # 40 demo items x 2 counts
+    # 40 demo items x 2 counts, and up to 40 + 40 reruns: the stand-ins ask for every one
+    assert bill["total"]["calls"] == bill["total"]["distinct"] == 160
     assert bill["probes"][0]["probe"] == "repetition"
     assert bill["prompt_tokens"] == "estimated" and bill["total"]["cost"] > 0
     assert not (tmp_path / "out" / "run.sqlite").exists()
@@ -235,7 +242,7 @@ def test_audit_plan_prints_the_bill_table_and_makes_no_call(tmp_path: Path) -> N
         app, ["audit", str(_config_file(tmp_path)), "--bill"], env={"COLUMNS": "200"}
     )
     assert result.exit_code == 0, result.output
-    assert re.search(r"repetition\s*│\s*80\s*│\s*80\s*│\s*0\s*│\s*80", result.stdout)
+    assert re.search(r"repetition\s*│\s*160\s*│\s*160\s*│\s*0\s*│\s*160", result.stdout)
     assert "prompt tokens: estimated" in result.stdout
     assert not (tmp_path / "out" / "run.sqlite").exists()
 
@@ -259,7 +266,8 @@ def test_confirm_over_without_a_terminal_refuses_naming_the_cost_and_yes(tmp_pat
     assert result.exit_code != 0
     assert isinstance(result.exception, ConfigError)
     message = str(result.exception)
-    assert re.search(r"planned cost \d+\.\d{4} USD exceeds --confirm-over 1e-06", message)
+    cost = r"planned cost \d+\.\d{4} USD (\(expected; up to \d+ calls\) )?exceeds"
+    assert re.search(cost + r" --confirm-over 1e-06", message)
     assert "--yes" in message
     assert not (tmp_path / "out" / "run.sqlite").exists()
 
@@ -270,9 +278,10 @@ def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path
         app, ["audit", config, "--confirm-over", "0.000001", "--yes", "--fail-on", "never"]
     )
     assert result.exit_code == 0, result.output
-    assert "judge calls: 80" in result.stdout
+    # 80 and the ten reruns of the rerun null, which match and ask for no more
+    assert "judge calls: 90" in result.stdout
     with RunStore(tmp_path / "out" / "run.sqlite") as store:
-        assert store.count() == 80
+        assert store.count() == 90
     again = CliRunner().invoke(app, ["audit", config, "--confirm-over", "1", "--fail-on", "never"])
     assert again.exit_code == 0, again.output
 
@@ -286,7 +295,7 @@ def test_confirm_over_on_a_terminal_asks_and_runs_only_on_yes(
     result = CliRunner().invoke(
         app, ["audit", config, "--confirm-over", "0.000001", "--fail-on", "never"], input=answer
     )
-    assert "exceeds --confirm-over 1e-06 (80 judge calls); run the audit?" in result.stdout
+    assert "exceeds --confirm-over 1e-06 (160 judge calls); run the audit?" in result.stdout
     assert (tmp_path / "out" / "run.sqlite").exists() is runs
     if not runs:
         assert isinstance(result.exception, ConfigError)
@@ -310,6 +319,6 @@ def test_the_llama_judge_s_prompt_tokens_are_counted_as_its_verdicts_report_them
     bill = plan_audit(config, judge=judge)
     outcome = run_audit(config, judge=judge, progress=False, write_card=False)
     assert bill.tokens_counted is True
-    assert bill.total.calls == outcome.engine_totals["called"] == 3
+    assert bill.total.calls == outcome.engine_totals["called"] == 6  # 3 items and 3 reruns
     assert bill.total.prompt_tokens == outcome.engine_totals["prompt_tokens"]
-    assert bill.total.completion_tokens == outcome.engine_totals["completion_tokens"] == 3
+    assert bill.total.completion_tokens == outcome.engine_totals["completion_tokens"] == 6

@@ -136,9 +136,11 @@ def test_a_judge_that_reads_only_the_first_part_is_bypassed_unless_the_positive_
         assert finding.estimate.counts["parts_flagged"] == 8
         assert 8 < finding.estimate.n <= 8 + 20
         assert finding.estimate.counts["concatenations"] == 8 * 10
-        assert finding.status == "fail"
+        # the judge is deterministic: its reruns match, the excess is the rate and fails
+        assert finding.status == "info"
+        assert result.finding("bypass_excess", k=k, position=position).status == "fail"
     for k in ("2", "4"):
-        first = result.finding("bypass_rate", k=k, position="first")
+        first = result.finding("bypass_excess", k=k, position="first")
         # no bypass, but eight positive items cannot show the rate is below warn (0.05)
         assert first.estimate.estimate == 0.0 and first.status == "inconclusive"
         assert first.needed_n is not None and first.needed_n > 0
@@ -156,12 +158,18 @@ def test_a_judge_that_flags_any_positive_part_is_never_bypassed_and_passes() -> 
     # flagged and 80 filler items let the pairs (k = 2) clear warn (0.05); longer concatenations
     # of the same items stay undecided, never a warn or a fail.
     result = run(BypassProbe(ks=(2, 4, 8), n_resamples=FAST), make_items(80, 80), any_part_judge())
-    assert {f.name for f in result.findings} == {"bypass_rate", "false_alarm_rate"}
+    rates = {"bypass_rate", "false_alarm_rate"}
+    excesses = {"bypass_excess", "false_alarm_excess"}
+    null = {"rerun_flip_rate", "rerun_change_rate", "failed_call_rate"}
+    assert {f.name for f in result.findings} == rates | excesses | null
+    # a deterministic judge: ten reruns match trial 0 exactly, and no more are asked
+    assert result.tables["reruns"]["reruns"] == 10
     for finding in result.findings:
         assert finding.estimate.estimate == 0.0, finding
         assert finding.estimate.ci.contains(0.0)
-        passes = finding.name == "bypass_rate" and finding.labels["k"] == "2"
-        assert finding.status == ("pass" if passes else "inconclusive"), finding
+        if finding.name in excesses:
+            passes = finding.name == "bypass_excess" and finding.labels["k"] == "2"
+            assert finding.status == ("pass" if passes else "inconclusive"), finding
     assert len([f for f in result.findings if f.name == "bypass_rate"]) == 2 + 3 + 3
 
 
@@ -171,7 +179,8 @@ def test_false_alarms_count_all_negative_concatenations_decided_positive() -> No
     result = run(BypassProbe(ks=(2, 4), n_resamples=FAST), make_items(4, 12), judge)
     assert result.finding("false_alarm_rate", k="2").estimate.estimate == 0.0
     four = result.finding("false_alarm_rate", k="4")
-    assert four.estimate.estimate == 1.0 and four.status == "fail"
+    assert four.estimate.estimate == 1.0
+    assert result.finding("false_alarm_excess", k="4").status == "fail"
     assert four.estimate.n == 12  # every negative item, as anchor and as filler
 
 
@@ -371,6 +380,10 @@ def test_the_first_stage_asks_for_base_scores_only_and_the_second_draws_the_conc
     # 3 positive items x 2 draws x (2 positions at k = 2, 3 at k = 3); 6 anchors x 2 draws x 2 ks
     assert len(second.roles("bypass")) == 3 * 2 * (2 + 3)
     assert len(second.roles("false_alarm")) == 6 * 2 * 2
+    # with them, the first reruns of the rerun null (trial 1 of planned requests); no later
+    # stage while the concatenations and the reruns have no verdict
+    reruns = second.roles("rerun")
+    assert 0 < len(reruns) <= 10 and {second.requests[r].trial for r in reruns} == {1}
     assert probe.refine(second, Verdicts(second, known)) is None
 
 
@@ -425,7 +438,15 @@ def test_a_stored_run_is_analysed_again_from_its_store_alone(tmp_path: Path) -> 
 
 def test_the_probe_is_registered_by_name_and_declares_its_findings() -> None:
     assert get_probe_class("bypass") is BypassProbe
-    assert BypassProbe.finding_names == ("bypass_rate", "false_alarm_rate")
+    assert BypassProbe.finding_names == (
+        "bypass_rate",
+        "false_alarm_rate",
+        "bypass_excess",
+        "false_alarm_excess",
+        "rerun_flip_rate",
+        "rerun_change_rate",
+        "failed_call_rate",
+    )
 
 
 @pytest.mark.parametrize(
@@ -487,7 +508,7 @@ def test_an_audit_from_the_command_line_reports_the_bypass_in_the_card(tmp_path:
     status = {
         (f["labels"].get("k"), f["labels"].get("position")): f["status"]
         for f in probe["findings"]
-        if f["name"] == "bypass_rate"
+        if f["name"] == "bypass_excess"
     }
     # four positive items: the first position shows no bypass, but too few items to pass it
     assert status == {

@@ -246,7 +246,8 @@ def test_the_full_suite_makes_one_judge_call_per_distinct_request() -> None:
     distinct = {key for r in results if r.plan is not None for key in r.plan.keys}
     calls = sum(r.usage["calls"] for r in results)
     assert calls == len(distinct) == engine.totals.called
-    assert all(r.usage["cached"] == len(items) for r in results[1:])
+    # the base requests are judged once for all three (their reruns may be shared too)
+    assert all(r.usage["cached"] >= len(items) for r in results[1:])
 
 
 # -- the plan in stages ------------------------------------------------------------------------
@@ -269,8 +270,11 @@ def test_the_first_stage_asks_for_base_scores_only_and_the_second_draws_from_the
     second = probe.refine(first, Verdicts(first, known))
     assert second is not None and second.stage == 2 and second.design.drawn
     drawn = [role for role in second.requests if role[0] == "concat"]
-    assert len(drawn) == len(second.requests) - len(items) > 0
-    # the second stage is the last: refine says so however its verdicts turned out
+    # with the concatenations, the first reruns of the rerun null: trial 1 of planned requests
+    reruns = second.roles("rerun")
+    assert len(drawn) == len(second.requests) - len(items) - len(reruns) > 0
+    assert 0 < len(reruns) <= 10 and {second.requests[r].trial for r in reruns} == {1}
+    # no later stage while the concatenations and the reruns have no verdict
     assert probe.refine(second, Verdicts(second, known)) is None
 
 
@@ -351,7 +355,8 @@ def test_judge_invariant_to_repetition_shows_no_effect_with_intervals_containing
     result = run(
         RepetitionProbe(counts=(1, 2, 8), n_resamples=FAST), balanced_items(10), max_judge()
     )
-    assert len(result.findings) == 3 * 2 * 3
+    # per mode and l: three findings and the flip rate's excess; then the null and the calls
+    assert len(result.findings) == 3 * 2 * 4 + 3
     for finding in result.findings:
         assert finding.estimate.estimate == 0.0, finding
         assert finding.estimate.ci.contains(0.0), finding
@@ -415,7 +420,10 @@ def test_planted_first_part_effect_is_recovered_as_positional_bias(p: float) -> 
     assert bias.ci.contains(p * mixed), (p, mixed, bias)
     if p > 0:
         assert result.finding("primacy_share", k="8").estimate.estimate == 1.0
-        assert result.finding("positional_bias", k="8").status == "fail"
+        # read against the rerun null (0 of 80 reruns differ, an interval up to 0.046), the
+        # weakest effect is still flagged, the others fail
+        status = result.finding("positional_bias_excess", k="8").status
+        assert status in (("warn", "fail") if p < 0.5 else ("fail",)), (p, status)
 
 
 def test_planted_length_effect_is_recovered_by_the_repetition_probe() -> None:
@@ -562,7 +570,7 @@ def test_a_response_only_classifier_rubric_repeats_only_the_response() -> None:
     result = run(
         RepetitionProbe(counts=(1, 2), n_resamples=FAST), balanced_items(4), judge, TOXICITY
     )
-    assert {f.labels["mode"] for f in result.findings} == {"P,R*l"}
+    assert {f.labels["mode"] for f in result.findings if "mode" in f.labels} == {"P,R*l"}
     assert any("left out" in note for note in result.notes)
 
 

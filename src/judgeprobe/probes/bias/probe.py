@@ -52,6 +52,12 @@ from judgeprobe.probes.bias.findings import (
 )
 from judgeprobe.probes.bias.units import bias_units, unit_kinds
 from judgeprobe.probes.decisions import base_request, base_role, pointwise, unique_ids
+from judgeprobe.probes.failures import (
+    UNPAIRED,
+    explain_failed,
+    failed_call_finding,
+    failure_cause,
+)
 from judgeprobe.probes.pairwise.votes import PAIRWISE, live_request, pair_role, verdict_problem
 from judgeprobe.probes.params import Constraint, Level, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
@@ -89,6 +95,7 @@ class _BiasProbe(Probe):
     edit: ClassVar[str]
     kind: ClassVar[ProbeKind] = "invariance"
     edit_kind: ClassVar[EditKind] = "pointwise"
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     forms: tuple[str, ...] = ()
     separator: str = "\n\n"
@@ -171,6 +178,9 @@ class _BiasProbe(Probe):
             f"argues for {aim}."
         ]
         notes += excluded_note(excluded, len(design.cases))
+        failed, failed_notes = failed_call_finding(verdicts, confidence_level=level)
+        findings = [*explain_failed(findings, failure_cause(verdicts.usage())), failed]
+        notes += failed_notes
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -207,7 +217,7 @@ class BiasProbe(_BiasProbe):
     requirements: ClassVar[Requirements] = Requirements(
         decision_rule=True, reads=("response",), does="edits the response"
     )
-    finding_names: ClassVar[tuple[str, ...] | None] = ALL_FINDINGS
+    finding_names: ClassVar[tuple[str, ...] | None] = (*ALL_FINDINGS, "failed_call_rate")
     finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("item", scores=True)
     score_unit_findings: ClassVar[frozenset[str]] = frozenset({"mean_score_shift"})
 
@@ -290,7 +300,7 @@ class PairwiseBiasProbe(_BiasProbe):
 
     requirements: ClassVar[Requirements] = PAIRWISE
     edit_kind: ClassVar[EditKind] = "pairwise"
-    finding_names: ClassVar[tuple[str, ...] | None] = ALL_FINDINGS[:-1]
+    finding_names: ClassVar[tuple[str, ...] | None] = (*ALL_FINDINGS[:-1], "failed_call_rate")
     finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("pair", scores=False)
 
     constraints: ClassVar[Mapping[str, Constraint]] = {

@@ -36,11 +36,10 @@ counts behind the findings in :mod:`judgeprobe.probes.concatenation.bypass_tally
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.core.request import Request
@@ -67,8 +66,11 @@ from judgeprobe.probes.concatenation.bypass_design import (
     ClassSource,
     Position,
     bypass_role,
+    conditioned_out,
     false_alarm_role,
     has_position,
+    id_code,
+    judged_alone,
     place,
 )
 from judgeprobe.probes.concatenation.bypass_tally import (
@@ -76,10 +78,17 @@ from judgeprobe.probes.concatenation.bypass_tally import (
     hit_evidence,
     interval_row,
     skip_note,
+    tally_failed,
     tally_roles,
 )
+from judgeprobe.probes.concatenation.gating import (
+    added_names,
+    gate,
+    rerun_stage,
+    with_first_reruns,
+)
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
-from judgeprobe.probes.concatenation.units import BypassUnits
+from judgeprobe.probes.concatenation.units import BYPASS_EXCESS, BypassUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
     FLIP_THRESHOLD,
@@ -96,6 +105,7 @@ from judgeprobe.probes.decisions import (
     probe_rng,
     with_counts,
 )
+from judgeprobe.probes.failures import explain_failed, failure_cause
 from judgeprobe.probes.params import (
     INTERVAL_CONSTRAINTS,
     Constraint,
@@ -171,7 +181,11 @@ class BypassProbe(BypassUnits, Probe):
     name: ClassVar[str] = "bypass"
     kind: ClassVar[ProbeKind] = "invariance"
     requirements: ClassVar[Requirements] = CONCATENATION
-    finding_names: ClassVar[tuple[str, ...] | None] = ("bypass_rate", "false_alarm_rate")
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "bypass_rate",
+        "false_alarm_rate",
+        *added_names(BYPASS_EXCESS),
+    )
 
     ks: tuple[int, ...] = (2, 4)
     positions: tuple[Position, ...] = POSITIONS
@@ -244,7 +258,7 @@ class BypassProbe(BypassUnits, Probe):
         conditioning: list[Mapping[str, str | int]] = []
         for name, decision in wanted.items():
             members = sorted(i for i, c in classes.items() if c == name)
-            judged = {i: _judged(rubric, base.scores.get(i)) for i in members}
+            judged = {i: judged_alone(rubric, base.scores.get(i)) for i in members}
             eligible = tuple(i for i in members if judged[i] == decision)
             conditioning.append(
                 {
@@ -336,7 +350,7 @@ class BypassProbe(BypassUnits, Probe):
         anchors: tuple[str, ...] = ()
         for k in self.ks:
             for positive in design.positives:
-                rng = probe_rng(ctx, self.name, 0, k, _id_code(positive))
+                rng = probe_rng(ctx, self.name, 0, k, id_code(positive))
                 wanted = self.draws_for(len(design.positives), pool, k)
                 tuples, again = draw_tuples(rng, len(negatives), k - 1, wanted, ordered=True)
                 fillers[positive, k] = tuple(tuple(negatives[i] for i in t) for t in tuples)
@@ -348,7 +362,7 @@ class BypassProbe(BypassUnits, Probe):
             for k in self.ks:
                 for anchor in anchors:
                     others = [n for n in negatives if n != anchor]
-                    rng = probe_rng(ctx, self.name, 2, k, _id_code(anchor))
+                    rng = probe_rng(ctx, self.name, 2, k, id_code(anchor))
                     wanted = self.draws_for(len(anchors), len(negatives), k)
                     tuples, again = draw_tuples(rng, len(others), k - 1, wanted, ordered=True)
                     mirror[anchor, k] = tuple(tuple(others[i] for i in t) for t in tuples)
@@ -408,6 +422,8 @@ class BypassProbe(BypassUnits, Probe):
         None when there is nothing (more) to draw (:func:`drawable_base`).
         """
         design, ctx = plan.design, plan.context
+        if design.drawn:
+            return rerun_stage(plan, verdicts, self.name, self.units, self.warn_lines)
         base = drawable_base(design.items, design.drawn, verdicts)
         if base is None:
             return None
@@ -421,7 +437,7 @@ class BypassProbe(BypassUnits, Probe):
                         requests[role] = self.concatenation(ctx, by_id, parts)
             for role, _, parts in self._false_alarms(drawn, k):
                 requests[role] = self.concatenation(ctx, by_id, parts)
-        return plan.extend(requests, design=drawn)
+        return with_first_reruns(plan.extend(requests, design=drawn), self.name)
 
     # -- analyze ------------------------------------------------------------------------------
     def analyze(self, plan: Plan[BypassDesign], verdicts: Verdicts) -> ProbeResult:
@@ -437,6 +453,7 @@ class BypassProbe(BypassUnits, Probe):
         alarm_rows: list[dict[str, object]] = []
         interval_rows: list[dict[str, object]] = []
         per_item: dict[str, list[int]] = {p: [0, 0] for p in design.positives}
+        base_failed = failure_cause(verdicts.tally(plan.roles("base")), "base calls")
         for k in self.ks:
             for position in self.positions:
                 if not has_position(k, position):
@@ -450,7 +467,7 @@ class BypassProbe(BypassUnits, Probe):
                 finding = finding.with_evidence(
                     hit_evidence(verdicts, bypasses, rule.negative, "positive part")
                 )
-                findings.append(finding)
+                findings += explain_failed([finding], tally_failed(tally), base_failed)
                 bypass_rows.append({"k": k, "position": position, **tally.row("bypassed")})
                 interval_rows.append(interval_row(f"k={k}, {position}", finding.estimate))
                 skip_note(notes, tally, f"k={k}, positive part {position}")
@@ -458,7 +475,8 @@ class BypassProbe(BypassUnits, Probe):
             alarms = hit_evidence(
                 verdicts, self._false_alarms(design, k), rule.positive, "first part"
             )
-            findings.append(self._false_alarm_finding(design, tally, ctx, k).with_evidence(alarms))
+            alarm = self._false_alarm_finding(design, tally, ctx, k).with_evidence(alarms)
+            findings += explain_failed([alarm], tally_failed(tally), base_failed)
             alarm_rows.append({"k": k, **tally.row("false_alarms")})
             skip_note(notes, tally, f"k={k}, all parts negative")
         figures = [
@@ -471,7 +489,7 @@ class BypassProbe(BypassUnits, Probe):
                 x_label="bypass rate",
             )
         ]
-        tables = {
+        tables: dict[str, Any] = {
             "base": base.to_dict(),
             "classes": {
                 "source": design.source,
@@ -485,6 +503,15 @@ class BypassProbe(BypassUnits, Probe):
                 {"item": i, "judged": n, "bypassed": b} for i, (n, b) in per_item.items()
             ],
         }
+        findings = gate(
+            findings,
+            plan,
+            verdicts,
+            self.excess,
+            level=self.confidence_level,
+            notes=notes,
+            tables=tables,
+        )
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -511,7 +538,7 @@ class BypassProbe(BypassUnits, Probe):
         estimate = with_counts(
             self._rate(tally, ctx, empty, small),
             items=len(design.positives),
-            conditioned_out=_conditioned_out(design),
+            conditioned_out=conditioned_out(design),
             neutral=tally.neutral,
         )
         finding = Finding(
@@ -576,20 +603,3 @@ class BypassProbe(BypassUnits, Probe):
         )
         counts = {**estimate.counts, "concatenations": len(tally.hits), "parts_flagged": units}
         return dataclasses.replace(estimate, counts=counts)
-
-
-def _judged(rubric: Rubric, score: float | None) -> str:
-    """The judge's decision on an item on its own, or ``no_base_score``."""
-    return NO_SCORE if score is None else decide(rubric, score)
-
-
-def _conditioned_out(design: BypassDesign) -> int:
-    row = next(r for r in design.conditioning if r["class"] == POSITIVE)
-    value = row["conditioned_out"]
-    assert isinstance(value, int)
-    return value
-
-
-def _id_code(item_id: str) -> int:
-    """A stable integer for an item id, so each item's draws have their own seeded stream."""
-    return zlib.crc32(item_id.encode("utf-8"))

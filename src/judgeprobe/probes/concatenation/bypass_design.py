@@ -8,12 +8,15 @@ The drawing itself is :meth:`judgeprobe.probes.concatenation.bypass.BypassProbe.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from judgeprobe.core.plan import Role
 from judgeprobe.data.items import PointwiseItem
+from judgeprobe.probes.decisions import decide
+from judgeprobe.rubrics import Rubric
 
 Position = Literal["first", "middle", "last"]
 ClassSource = Literal["auto", "human", "judge"]
@@ -90,3 +93,21 @@ def bypass_role(k: int, position: Position, positive: str, index: int) -> Role:
 def false_alarm_role(k: int, anchor: str, index: int) -> Role:
     """The role of ``anchor`` followed by its ``index``-th drawn k - 1 other negative items."""
     return ("false_alarm", k, anchor, index)
+
+
+def judged_alone(rubric: Rubric, score: float | None) -> str:
+    """The judge's decision on an item on its own, or ``no_base_score``."""
+    return NO_SCORE if score is None else decide(rubric, score)
+
+
+def conditioned_out(design: BypassDesign) -> int:
+    """The positive items the judge does not decide positive on their own."""
+    row = next(r for r in design.conditioning if r["class"] == POSITIVE)
+    value = row["conditioned_out"]
+    assert isinstance(value, int)
+    return value
+
+
+def id_code(item_id: str) -> int:
+    """A stable integer for an item id, so each item's draws have their own seeded stream."""
+    return zlib.crc32(item_id.encode("utf-8"))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from judgeprobe.core.evidence import Evidence, collect, judged, parts_id, request_text
 from judgeprobe.core.plan import Role, Verdicts
 from judgeprobe.core.verdict import VerdictStatus
+from judgeprobe.probes.failures import failure_cause
 from judgeprobe.stats import Estimate
 
 
@@ -63,6 +64,11 @@ def tally_roles(
         tally.units.append(unit)
         tally.members.append(tuple(parts))
     return tally
+
+
+def tally_failed(tally: Tally) -> str | None:
+    """ "3 of 10 concatenation calls failed ..." for ``tally``, or None when none failed."""
+    return failure_cause(tally.statuses, "concatenation calls")
 
 
 def skip_note(notes: list[str], tally: Tally, where: str) -> None:

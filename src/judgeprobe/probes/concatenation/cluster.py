@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from judgeprobe.core.plan import Plan, ProbeContext, Role, Verdicts
 from judgeprobe.core.request import Request
@@ -57,8 +57,14 @@ from judgeprobe.probes.concatenation.cluster_design import (
     concat_role,
 )
 from judgeprobe.probes.concatenation.evidence import class_evidence
+from judgeprobe.probes.concatenation.gating import (
+    added_names,
+    gate,
+    rerun_stage,
+    with_first_reruns,
+)
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
-from judgeprobe.probes.concatenation.units import ClusterUnits
+from judgeprobe.probes.concatenation.units import CLUSTER_EXCESS, ClusterUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
     DEPARTURE_THRESHOLD,
@@ -79,6 +85,7 @@ from judgeprobe.probes.decisions import (
     score_span,
     with_counts,
 )
+from judgeprobe.probes.failures import STATUSES, explain_failed, failure_cause
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
@@ -130,6 +137,7 @@ class ClusterProbe(ClusterUnits, Probe):
         "class_departure_rate",
         "class_flip_rate",
         "range_departure_rate",
+        *added_names(CLUSTER_EXCESS),
     )
 
     ks: tuple[int, ...] = SIZED_KS
@@ -257,6 +265,8 @@ class ClusterProbe(ClusterUnits, Probe):
         None when there is nothing (more) to draw (:func:`drawable_base`).
         """
         design, ctx = plan.design, plan.context
+        if design.drawn:
+            return rerun_stage(plan, verdicts, self.name, self.units, self.warn_lines)
         base = drawable_base(design.items, design.drawn, verdicts)
         if base is None:
             return None
@@ -267,7 +277,7 @@ class ClusterProbe(ClusterUnits, Probe):
             for c in drawn.concatenations
             for i, parts in enumerate(c.parts)
         }
-        return plan.extend(requests, design=drawn)
+        return with_first_reruns(plan.extend(requests, design=drawn), self.name)
 
     # -- analyze ------------------------------------------------------------------------------
     def analyze(self, plan: Plan[ClusterDesign], verdicts: Verdicts) -> ProbeResult:
@@ -283,6 +293,7 @@ class ClusterProbe(ClusterUnits, Probe):
         figures: list[FigureSpec] = []
         rows: list[dict[str, object]] = []
         quantile = design.clustering == "quantile"
+        base_failed = failure_cause(verdicts.tally(plan.roles("base")), "base calls")
         for cluster in design.clusters:
             series: dict[str, dict[str, list[float]]] = {}
             for drawn in design.of(cluster.name):
@@ -303,11 +314,13 @@ class ClusterProbe(ClusterUnits, Probe):
                 made = class_evidence(made, rubric, _drawn_roles(drawn), base, verdicts)
                 if quantile:
                     made.append(_range_finding(cluster, outcome, labels, options, rubric))
-                findings.extend(
-                    explain_skipped(
-                        made, skipped=outcome.statuses["skipped"], total=len(drawn.parts)
-                    )
+                made = explain_skipped(
+                    made, skipped=outcome.statuses["skipped"], total=len(drawn.parts)
                 )
+                cause = failure_cause(
+                    {s: outcome.statuses[s] for s in STATUSES}, "concatenation calls"
+                )
+                findings.extend(explain_failed(made, cause, base_failed))
                 if outcome.statuses["mixed_parts"]:
                     notes.append(
                         f"cluster {cluster.name!r}, k={k}: {outcome.statuses['mixed_parts']} "
@@ -329,8 +342,8 @@ class ClusterProbe(ClusterUnits, Probe):
                     y_label="score of the concatenation",
                 )
             )
-        findings += self._untested(design, base, ctx, span, options)
-        tables = {
+        findings += explain_failed(self._untested(design, base, ctx, span, options), base_failed)
+        tables: dict[str, Any] = {
             "base": base.to_dict(),
             "clusters": [
                 {
@@ -345,6 +358,15 @@ class ClusterProbe(ClusterUnits, Probe):
             "concatenations": rows,
             "score_span": span,
         }
+        findings = gate(
+            findings,
+            plan,
+            verdicts,
+            self.excess,
+            level=self.confidence_level,
+            notes=notes,
+            tables=tables,
+        )
         return ProbeResult(
             probe=self.name,
             kind=self.kind,

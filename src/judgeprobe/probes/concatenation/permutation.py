@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from judgeprobe.core.evidence import collect, parts_id, request_text
 from judgeprobe.core.evidence import judged as judged_as
@@ -43,7 +43,19 @@ from judgeprobe.probes.base import (
     first_too_small,
     not_assessable,
 )
-from judgeprobe.probes.concatenation.permutation_counts import count_column, count_columns
+from judgeprobe.probes.concatenation.gating import (
+    added_names,
+    gate,
+    rerun_stage,
+    with_first_reruns,
+)
+from judgeprobe.probes.concatenation.permutation_counts import (
+    count_column,
+    count_columns,
+    order_failures,
+    status_rows,
+    tuple_flips,
+)
 from judgeprobe.probes.concatenation.permutation_design import (
     Judged,
     KTuple,
@@ -52,7 +64,7 @@ from judgeprobe.probes.concatenation.permutation_design import (
     order_role,
 )
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
-from judgeprobe.probes.concatenation.units import PermutationUnits
+from judgeprobe.probes.concatenation.units import PERMUTATION_EXCESS, PermutationUnits
 from judgeprobe.probes.decisions import (
     CONCATENATION,
     FLIP_THRESHOLD,
@@ -72,6 +84,7 @@ from judgeprobe.probes.decisions import (
     score_span,
     with_counts,
 )
+from judgeprobe.probes.failures import explain_failed, failure_cause
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
@@ -147,6 +160,7 @@ class PermutationProbe(PermutationUnits, Probe):
         "last_part_match",
         "wasserstein_increasing_decreasing",
         "wasserstein_mean_pairwise",
+        *added_names(PERMUTATION_EXCESS),
     )
 
     ks: tuple[int, ...] = (4, 8)
@@ -270,6 +284,8 @@ class PermutationProbe(PermutationUnits, Probe):
         None when there is nothing (more) to draw (:func:`drawable_base`).
         """
         design, ctx = plan.design, plan.context
+        if design.drawn:
+            return rerun_stage(plan, verdicts, self.name, self.units, self.warn_lines)
         base = drawable_base(design.items, design.drawn, verdicts)
         if base is None:
             return None
@@ -281,7 +297,7 @@ class PermutationProbe(PermutationUnits, Probe):
             for i, t in enumerate(tuples)
             for o in self.order_names
         }
-        return plan.extend(requests, design=drawn)
+        return with_first_reruns(plan.extend(requests, design=drawn), self.name)
 
     # -- analyze ------------------------------------------------------------------------------
     def analyze(self, plan: Plan[PermutationDesign], verdicts: Verdicts) -> ProbeResult:
@@ -298,11 +314,12 @@ class PermutationProbe(PermutationUnits, Probe):
         per_k: dict[str, object] = {}
         ends = [(lv.level, lv.sampled) for lv in design.levels if lv.level not in MIDDLE]
         small = first_too_small(ends, kind="class" if self.levels == "decision" else "level")
+        base_failed = failure_cause(verdicts.tally(plan.roles("base")), "base calls")
         for k, tuples in design.tuples.items():
             judged = self._judged(k, tuples, verdicts)
             table = self._table(rubric, base.scores, k, tuples, judged, verdicts)
             per_k[str(k)] = table
-            skipped = sum(s["skipped"] for s in _status_rows(table))
+            skipped = sum(s["skipped"] for s in status_rows(table))
             flips = tuple_flips(rubric, tuples, judged)
             evidence = collect(
                 (
@@ -315,17 +332,14 @@ class PermutationProbe(PermutationUnits, Probe):
             )
             found = self._findings(rubric, design, base.scores, k, judged, span, options)
             found = [f.with_evidence(evidence) if f.name == "positional_bias" else f for f in found]
-            findings.extend(
-                explain_skipped(
-                    not_assessable(
-                        found,
-                        small or "",
-                        CLASS_FINDINGS if small else (),
-                    ),
-                    skipped=skipped,
-                    total=len(tuples) * len(self.order_names),
-                )
+            found = explain_skipped(
+                not_assessable(found, small or "", CLASS_FINDINGS if small else ()),
+                skipped=skipped,
+                total=len(tuples) * len(self.order_names),
             )
+            cause, survivors = order_failures(table, judged, k)
+            findings.extend(explain_failed(found, cause, base_failed))
+            notes += survivors
             counts = table["counts"]
             assert isinstance(counts, dict)
             figures.append(
@@ -353,12 +367,21 @@ class PermutationProbe(PermutationUnits, Probe):
                     f"k={k}: {skipped} concatenations exceed the judge's context window and "
                     "were skipped"
                 )
-        tables = {
+        tables: dict[str, Any] = {
             "base": base.to_dict(),
             "levels": [level.to_dict() for level in design.levels],
             "per_k": per_k,
             "score_span": span,
         }
+        findings = gate(
+            findings,
+            plan,
+            verdicts,
+            self.excess,
+            level=self.confidence_level,
+            notes=notes,
+            tables=tables,
+        )
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -570,22 +593,3 @@ class PermutationProbe(PermutationUnits, Probe):
                 labels,
             ),
         ]
-
-
-def tuple_flips(
-    rubric: Rubric, tuples: Sequence[KTuple], judged: Sequence[Mapping[str, Judged | None]]
-) -> dict[str, bool]:
-    """Per tuple judged ok in increasing and in decreasing order (by :func:`parts_id`), whether
-    its decision flips between the two: the unit of ``positional_bias``."""
-    flips: dict[str, bool] = {}
-    for t, per_order in zip(tuples, judged, strict=True):
-        a, b = per_order[INCREASING], per_order[DECREASING]
-        if a is not None and b is not None:
-            flips[parts_id(t.parts)] = is_flip(rubric, a.decision, b.decision)
-    return flips
-
-
-def _status_rows(table: Mapping[str, object]) -> list[dict[str, int]]:
-    rows = table["statuses"]
-    assert isinstance(rows, list)
-    return rows

@@ -30,6 +30,14 @@ from judgeprobe.probes.base import (
     ProbeResult,
     explain_skipped,
 )
+from judgeprobe.probes.concatenation.gating import (
+    added_names,
+    gate,
+    rerun_stage,
+    unpaired,
+    with_first_reruns,
+)
+from judgeprobe.probes.concatenation.reruns import FLIP, Excess
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -48,6 +56,7 @@ from judgeprobe.probes.decisions import (
     score_span,
     with_counts,
 )
+from judgeprobe.probes.failures import explain_failed, failure_cause, surviving_note
 from judgeprobe.probes.params import (
     INTERVAL_CONSTRAINTS,
     Constraint,
@@ -88,6 +97,9 @@ _CHANGED: dict[RepeatMode, frozenset[str]] = {
 PAPER = (1, 2, 4, 8, 16)
 """The paper's repetition counts."""
 
+EXCESS = {"decision_flip_rate": Excess("decision_flip_excess", FLIP)}
+"""The raw rate read against the rerun null, and its gated excess."""
+
 
 @register_probe
 @dataclass(frozen=True)
@@ -119,6 +131,7 @@ class RepetitionProbe(Probe):
         "wasserstein_to_l1",
         "mean_shift",
         "decision_flip_rate",
+        *added_names(EXCESS),
     )
     stream_findings: ClassVar[frozenset[str]] = frozenset({"decision_flip_rate"})
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
@@ -126,6 +139,7 @@ class RepetitionProbe(Probe):
         "mean_shift": "item",
         "decision_flip_rate": "item",
     }
+    unpaired_findings: ClassVar[Mapping[str, str]] = unpaired(EXCESS)
     score_unit_findings: ClassVar[frozenset[str]] = frozenset({"wasserstein_to_l1", "mean_shift"})
 
     counts: tuple[int, ...] = (1, 2, 4)
@@ -179,7 +193,14 @@ class RepetitionProbe(Probe):
                 for times in self.repeats:
                     variant = repeat(item, times, mode=mode, join=join)
                     requests[_role(mode, times, item)] = base_request(ctx, variant)
-        return Plan(self.name, ctx, design, requests)
+        return with_first_reruns(Plan(self.name, ctx, design, requests), self.name)
+
+    def refine(
+        self, plan: Plan[RepetitionDesign], verdicts: Verdicts
+    ) -> Plan[RepetitionDesign] | None:
+        """The reruns of the rerun null (:mod:`~judgeprobe.probes.concatenation.reruns`)."""
+        warn = {"decision_flip_rate": FLIP_THRESHOLD.warn}
+        return rerun_stage(plan, verdicts, self.name, self.units, warn)
 
     # -- analyze ------------------------------------------------------------------------------
     def analyze(self, plan: Plan[RepetitionDesign], verdicts: Verdicts) -> ProbeResult:
@@ -198,6 +219,9 @@ class RepetitionProbe(Probe):
                 f"{ctx.rubric.name!r} (inputs {list(ctx.rubric.inputs)}) beyond an earlier mode"
             )
         scored = [item for item in design.items if item.id in base.scores]
+        base_failed = failure_cause(
+            verdicts.tally(base_role(i) for i in design.items), "base calls"
+        )
         for mode in design.modes:
             label = MODE_LABELS[mode]
             series = {"l=1": [base.scores[item.id] for item in scored]}
@@ -210,16 +234,24 @@ class RepetitionProbe(Probe):
                     skipped.append(f"l={times}: {row['skipped']}/{row['items']}")
                 found = self._findings(ctx.rubric, pairs, label, times, span, options)
                 evidence = _flip_evidence(ctx.rubric, scored, base, mode, times, verdicts)
-                findings.extend(
-                    explain_skipped(
-                        [
-                            f.with_evidence(evidence) if f.name == "decision_flip_rate" else f
-                            for f in found
-                        ],
-                        skipped=row["skipped"],
-                        total=row["items"],
-                    )
+                found = explain_skipped(
+                    [
+                        f.with_evidence(evidence) if f.name == "decision_flip_rate" else f
+                        for f in found
+                    ],
+                    skipped=row["skipped"],
+                    total=row["items"],
                 )
+                failed = row["error"] + row["unparseable"]
+                cause = f"{failed} of {row['items']} repeated calls failed" if failed else None
+                findings.extend(explain_failed(found, base_failed, cause))
+                if failed:
+                    notes += surviving_note(
+                        f"{label} l={times}",
+                        {"l=1": len(scored), f"l={times}": row["paired"]},
+                        len(design.items),
+                        "item",
+                    )
             figures.append(
                 FigureSpec(
                     name=f"repetition_{mode}",
@@ -235,13 +267,23 @@ class RepetitionProbe(Probe):
                     f"{label}: inputs over the judge's context window were skipped, not "
                     f"truncated ({'; '.join(skipped)} items)"
                 )
+        tables: dict[str, Any] = {"base": base.to_dict(), "variants": rows, "score_span": span}
+        findings = gate(
+            findings,
+            plan,
+            verdicts,
+            EXCESS,
+            level=self.confidence_level,
+            notes=notes,
+            tables=tables,
+        )
         return ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
             findings=findings,
             figures=figures,
-            tables={"base": base.to_dict(), "variants": rows, "score_span": span},
+            tables=tables,
             notes=notes,
         )
 

@@ -27,8 +27,15 @@ from judgeprobe.core.plan import Plan, Role, Verdicts
 from judgeprobe.probes.concatenation.bypass_design import place
 from judgeprobe.probes.concatenation.bypass_tally import concatenation_hits
 from judgeprobe.probes.concatenation.evidence import MOVED, concat_outcomes
+from judgeprobe.probes.concatenation.gating import unpaired
 from judgeprobe.probes.concatenation.permutation_design import order_role
-from judgeprobe.probes.decisions import base_scores, is_flip
+from judgeprobe.probes.concatenation.reruns import CHANGE, FLIP, Excess
+from judgeprobe.probes.decisions import (
+    DEPARTURE_THRESHOLD,
+    FLIP_THRESHOLD,
+    base_scores,
+    is_flip,
+)
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -127,6 +134,18 @@ def bypass_units(plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitVa
 
 RANDOM_ORDERS = "it pools random orders, drawn per run"
 
+CLUSTER_EXCESS = {
+    "class_departure_rate": Excess("class_departure_excess", CHANGE),
+    "class_flip_rate": Excess("class_flip_excess", FLIP),
+}
+PERMUTATION_EXCESS = {"positional_bias": Excess("positional_bias_excess", FLIP)}
+BYPASS_EXCESS = {
+    "bypass_rate": Excess("bypass_excess", FLIP),
+    "false_alarm_rate": Excess("false_alarm_excess", FLIP),
+}
+"""Per probe, the raw rates read against the rerun null and the names of their gated excesses
+(:mod:`~judgeprobe.probes.concatenation.reruns`)."""
+
 
 class ClusterUnits:
     """The cluster probe's units: its drawn concatenations."""
@@ -140,7 +159,14 @@ class ClusterUnits:
     unpaired_findings: ClassVar[Mapping[str, str]] = {
         "wasserstein_against_cluster": "a one-sided distance of two whole distributions",
         "range_departure_rate": "its bound is the cluster's own base-score range",
+        **unpaired(CLUSTER_EXCESS),
     }
+    excess: ClassVar[Mapping[str, Excess]] = CLUSTER_EXCESS
+    warn_lines: ClassVar[Mapping[str, float | None]] = {
+        "class_departure_rate": DEPARTURE_THRESHOLD.warn,
+        "class_flip_rate": FLIP_THRESHOLD.warn,
+    }
+    """The warn line of each rate read against the null: a rate at it asks for every rerun."""
     score_unit_findings: ClassVar[frozenset[str]] = frozenset(
         {"wasserstein_concat_vs_parts", "wasserstein_against_cluster", "mean_concat_minus_parts"}
     )
@@ -161,7 +187,10 @@ class PermutationUnits:
         "first_part_match": RANDOM_ORDERS,
         "last_part_match": RANDOM_ORDERS,
         "wasserstein_mean_pairwise": RANDOM_ORDERS,
+        **unpaired(PERMUTATION_EXCESS),
     }
+    excess: ClassVar[Mapping[str, Excess]] = PERMUTATION_EXCESS
+    warn_lines: ClassVar[Mapping[str, float | None]] = {"positional_bias": FLIP_THRESHOLD.warn}
     score_unit_findings: ClassVar[frozenset[str]] = frozenset(
         {"wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"}
     )
@@ -176,6 +205,12 @@ class BypassUnits:
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
         "bypass_rate": "concatenation",
         "false_alarm_rate": "concatenation",
+    }
+    unpaired_findings: ClassVar[Mapping[str, str]] = unpaired(BYPASS_EXCESS)
+    excess: ClassVar[Mapping[str, Excess]] = BYPASS_EXCESS
+    warn_lines: ClassVar[Mapping[str, float | None]] = {
+        "bypass_rate": FLIP_THRESHOLD.warn,
+        "false_alarm_rate": FLIP_THRESHOLD.warn,
     }
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:

@@ -1,0 +1,92 @@
+"""What every concatenation probe adds to its findings: the rerun null and the failed calls.
+
+:func:`rerun_stage` is the probe's last ``refine`` step (the reruns of
+:mod:`~judgeprobe.probes.concatenation.reruns`), :func:`gate` the last step of its ``analyze``:
+the raw rates named in the probe's ``excess`` map become information beside their gated excess
+over the rerun null, the null is reported (``rerun_flip_rate``, ``rerun_change_rate``), and
+``failed_call_rate`` (:mod:`judgeprobe.probes.failures`) gates the calls that failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from judgeprobe.core.plan import Plan, Verdicts
+from judgeprobe.probes.base import Finding
+from judgeprobe.probes.concatenation.reruns import (
+    Excess,
+    next_reruns,
+    null_findings,
+    null_note,
+    rate_reaches_warn,
+    read_against_null,
+    rerun_null,
+    with_first_reruns,
+)
+from judgeprobe.probes.failures import UNPAIRED, call_counts, failed_call_finding
+from judgeprobe.probes.units import FindingKey, UnitValues
+
+UnitsOf = Callable[[Plan[Any], Verdicts], Mapping[FindingKey, UnitValues]]
+
+EXCESS_UNPAIRED = (
+    "a rate's excess over the rerun null, a probe-wide rate over a separate sample of calls; "
+    "its raw rate is paired"
+)
+"""Why an ``*_excess`` finding is compared unpaired."""
+
+
+def unpaired(excess: Mapping[str, Excess]) -> dict[str, str]:
+    """The unpaired declarations of the findings :func:`gate` adds."""
+    return {
+        **{spec.name: EXCESS_UNPAIRED for spec in excess.values()},
+        "failed_call_rate": UNPAIRED,
+    }
+
+
+def added_names(excess: Mapping[str, Excess]) -> tuple[str, ...]:
+    """The names of the findings :func:`gate` adds, for ``finding_names``."""
+    return (
+        *(spec.name for spec in excess.values()),
+        "rerun_flip_rate",
+        "rerun_change_rate",
+        "failed_call_rate",
+    )
+
+
+def rerun_stage(
+    plan: Plan[Any],
+    verdicts: Verdicts,
+    name: str,
+    units: UnitsOf,
+    warn: Mapping[str, float | None],
+) -> Plan[Any] | None:
+    """The next rerun stage of ``plan``, or None when the reruns are complete."""
+    return next_reruns(plan, verdicts, name, lambda: rate_reaches_warn(units(plan, verdicts), warn))
+
+
+def gate(
+    findings: list[Finding],
+    plan: Plan[Any],
+    verdicts: Verdicts,
+    excess: Mapping[str, Excess],
+    *,
+    level: float,
+    notes: list[str],
+    tables: dict[str, Any],
+) -> list[Finding]:
+    """``findings`` read against the rerun null, with the null and ``failed_call_rate`` added;
+    ``notes`` and ``tables`` (``reruns``, ``calls``) get what they rest on."""
+    null = rerun_null(plan, verdicts, plan.context.rubric, level)
+    out = read_against_null(findings, null, excess)
+    out += null_findings(null)
+    failed, failed_notes = failed_call_finding(verdicts, confidence_level=level)
+    out.append(failed)
+    notes.append(null_note(null))
+    notes.extend(failed_notes)
+    tables["reruns"] = null.to_dict()
+    tables["calls"] = call_counts(verdicts)
+    return out
+
+
+__all__ = ["EXCESS_UNPAIRED", "added_names", "gate", "rerun_stage", "unpaired", "with_first_reruns"]

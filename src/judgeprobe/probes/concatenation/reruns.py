@@ -1,0 +1,258 @@
+"""The rerun null of the concatenation probes: what the judge's own noise flips.
+
+A judge sampled at a temperature above 0 gives a different decision to the same request now and
+then. Its flip rate under repetition, concatenation or reordering then counts that noise as an
+effect: a keyword judge that ignores repetition but flips 5 % of its calls at random flips about
+9.5 % of items between ``S(P, R)`` and ``S(P, R*2)`` (two independent calls), and the raw rate
+warns. Each concatenation probe therefore reruns a seeded sample of its own requests (trial 1 of
+the same request, as policy invariance asks for its reruns) and gates the *excess* of each rate
+over the share of reruns whose decision differs from trial 0 (:func:`read_against_null`).
+
+The sample (:func:`rerun_sample`): up to :data:`BASE_RERUNS` of the probe's base requests and as
+many of its other requests (repetitions, concatenations, orders), each drawn from its own seeded
+stream and interleaved, so any prefix holds both kinds. The stages (:func:`next_reruns`):
+
+1. the first :data:`FIRST_RERUNS` of the sample, in the stage that plans the probe's last
+   requests (:func:`with_first_reruns`);
+2. the rest, in a stage of their own, only when a first rerun differs from its trial 0
+   (another status or another score), or when a gated rate already reaches its warn line on
+   the probe's own units (then the null decides the status, and a null of 0 out of 10 is too
+   wide to decide it).
+
+A deterministic judge without an effect pays :data:`FIRST_RERUNS` calls per probe.
+
+Roles: ``("rerun", *role)`` is the rerun of the request of ``role``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from judgeprobe.core.plan import Plan, Role, Verdicts
+from judgeprobe.core.request import Request
+from judgeprobe.probes.base import Finding
+from judgeprobe.probes.decisions import is_flip, probe_rng
+from judgeprobe.probes.units import FindingKey, UnitValues
+from judgeprobe.rubrics import Rubric
+from judgeprobe.stats import Estimate, proportion
+from judgeprobe.stats.excess import excess_over
+
+RERUN = "rerun"
+RERUN_TRIAL = 1
+FIRST_RERUNS = 10
+"""Reruns asked first; more only when one of them differs or a rate needs the null."""
+BASE_RERUNS = 40
+"""At most this many base requests are rerun, and as many of the probe's other requests."""
+STREAM = 7
+"""The :func:`~judgeprobe.probes.decisions.probe_rng` part of the rerun sample's streams."""
+
+Kind = str
+FLIP, CHANGE = "flip", "change"
+"""The two nulls: a move between the rule's two classes, and any change of decision (neutral
+included), matching flip rates and departure rates."""
+
+
+@dataclass(frozen=True, slots=True)
+class Excess:
+    """How a raw rate is read against the null: the excess finding's name and which null."""
+
+    name: str
+    null: Kind
+
+
+def rerun_role(role: Role) -> Role:
+    """The role of the rerun (trial 1) of ``role``'s request."""
+    return (RERUN, *role)
+
+
+def rerun_sample(plan: Plan[Any], name: str) -> list[Role]:
+    """The seeded sample of ``plan``'s roles to rerun, in the order they are asked (see the
+    module): independent of the order of the items, one role per distinct request."""
+    ctx = plan.context
+    seen: set[str] = set()
+    base: list[Role] = []
+    other: list[Role] = []
+    for role in sorted((r for r in plan.requests if r[0] != RERUN), key=repr):
+        key = plan.requests[role].key
+        if key in seen or plan.requests[role].trial != 0:
+            continue
+        seen.add(key)
+        (base if role[0] == "base" else other).append(role)
+    picked = []
+    for stream, roles in enumerate((base, other)):
+        order = probe_rng(ctx, name, STREAM, stream).permutation(len(roles))
+        picked.append([roles[int(i)] for i in order[:BASE_RERUNS]])
+    out: list[Role] = []
+    for i in range(max(len(p) for p in picked)):
+        out += [p[i] for p in picked if i < len(p)]
+    return out
+
+
+def _requests(plan: Plan[Any], roles: Sequence[Role]) -> dict[Role, Request]:
+    return {rerun_role(r): plan.requests[r].with_trial(RERUN_TRIAL) for r in roles}
+
+
+def differs(verdicts: Verdicts, role: Role) -> bool:
+    """Whether the rerun of ``role`` came back otherwise than trial 0: another status or score."""
+    first, again = verdicts.get(role), verdicts.get(rerun_role(role))
+    if first is None or again is None:
+        return True
+    return first.status is not again.status or first.score != again.score
+
+
+def with_first_reruns(plan: Plan[Any], name: str) -> Plan[Any]:
+    """``plan`` with the first :data:`FIRST_RERUNS` reruns of its sample added to its own stage:
+    they need no verdict to be asked, so a judge whose reruns all match needs no later stage."""
+    first = rerun_sample(plan, name)[:FIRST_RERUNS]
+    return dataclasses.replace(plan, requests={**plan.requests, **_requests(plan, first)})
+
+
+def next_reruns(
+    plan: Plan[Any], verdicts: Verdicts, name: str, needs_null: Callable[[], bool]
+) -> Plan[Any] | None:
+    """The next rerun stage of ``plan`` (see the module), or None when it is complete.
+
+    ``needs_null`` says whether a gated rate reaches its warn line (asked only when the first
+    reruns all agree).
+    """
+    sample = rerun_sample(plan, name)
+    asked = [r for r in sample if rerun_role(r) in plan.requests]
+    if not sample or len(asked) == len(sample):
+        return None
+    if not asked:
+        first = sample[:FIRST_RERUNS]
+        if len(first) < len(sample) and needs_null():
+            first = sample
+        return plan.extend(_requests(plan, first))
+    if not verdicts.complete(rerun_role(r) for r in asked):
+        return None
+    if any(differs(verdicts, r) for r in asked) or needs_null():
+        return plan.extend(_requests(plan, sample[len(asked) :]))
+    return None
+
+
+def rate_reaches_warn(
+    units: Mapping[FindingKey, UnitValues], warn: Mapping[str, float | None]
+) -> bool:
+    """Whether a rate named in ``warn`` reaches its warn line on its own units (point value)."""
+    for (finding, _), values in units.items():
+        line = warn.get(finding)
+        if line is None or not values.binary or not values.values:
+            continue
+        if values.estimate() >= line:
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class RerunNull:
+    """The judge's rerun flips over the rerun sample: one estimate per kind of move."""
+
+    flip: Estimate
+    change: Estimate
+    asked: int
+    compared: int
+    differing: int
+    """Reruns whose status or score differ from trial 0 (failed ones included)."""
+
+    def of(self, kind: Kind) -> Estimate:
+        return self.flip if kind == FLIP else self.change
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reruns": self.asked,
+            "compared": self.compared,
+            "differing": self.differing,
+            "flip": self.flip.to_dict(),
+            "change": self.change.to_dict(),
+        }
+
+
+def rerun_null(plan: Plan[Any], verdicts: Verdicts, rubric: Rubric, level: float) -> RerunNull:
+    """The share of reruns whose decision flips (changes) from trial 0, over the reruns judged
+    ok at both trials (Wilson interval over those requests)."""
+    roles = [r[1:] for r in plan.roles(RERUN)]
+    flips = changes = compared = 0
+    for role in roles:
+        a, b = verdicts.decision(role), verdicts.decision(rerun_role(role))
+        if a is None or b is None:
+            continue
+        compared += 1
+        flips += is_flip(rubric, a, b)
+        changes += a != b
+    differing = sum(differs(verdicts, r) for r in roles)
+    if compared:
+        flip = proportion(flips, compared, confidence_level=level)
+        change = proportion(changes, compared, confidence_level=level)
+    else:
+        why = "no rerun was asked" if not roles else "no rerun judged ok at both trials"
+        flip = change = Estimate.undefined(0, reason=why)
+    return RerunNull(flip, change, len(roles), compared, differing)
+
+
+def null_findings(null: RerunNull) -> list[Finding]:
+    """The null itself, as information: ``rerun_flip_rate`` and ``rerun_change_rate``."""
+    return [
+        Finding(
+            "rerun_flip_rate",
+            null.flip,
+            "Share of reruns (trial 1 of a request the probe made) whose decision is the "
+            "opposite class to trial 0: the judge's own noise, the null the flip rates are read "
+            "against (Wilson CI over the rerun requests)",
+        ),
+        Finding(
+            "rerun_change_rate",
+            null.change,
+            "Share of reruns whose decision differs from trial 0, neutral included: the null of "
+            "the departure rates (Wilson CI over the rerun requests)",
+        ),
+    ]
+
+
+def read_against_null(
+    findings: Sequence[Finding], null: RerunNull, excess: Mapping[str, Excess]
+) -> list[Finding]:
+    """``findings``, each raw rate named in ``excess`` kept as information and followed by its
+    excess over the null, gated at the raw rate's threshold."""
+    out: list[Finding] = []
+    for finding in findings:
+        spec = excess.get(finding.name)
+        if spec is None:
+            out.append(finding)
+            continue
+        out.append(finding.with_threshold(None))
+        estimate = excess_over(finding.estimate, null.of(spec.null))
+        out.append(
+            dataclasses.replace(
+                finding,
+                name=spec.name,
+                estimate=estimate,
+                description=f"{finding.name} minus the judge's rerun "
+                f"{'flip' if spec.null == FLIP else 'change'} rate, the share of its reruns that "
+                "move so: the effect beyond the judge's own noise (MOVER interval from the two "
+                "intervals)",
+                test=None,
+                evidence=finding.evidence,
+            )
+        )
+    return out
+
+
+def null_note(null: RerunNull) -> str:
+    """What the null rests on, for the probe's notes."""
+    if not null.asked:
+        return "rerun null: no request was rerun"
+    stopped = (
+        f"; the first {null.asked} reruns matched trial 0 exactly, so no more were asked"
+        if null.asked <= FIRST_RERUNS and not null.differing
+        else ""
+    )
+    flip = null.flip
+    rate = "n/a" if not flip.defined else f"{flip.counts.get('k', 0):.0f} of {flip.n}"
+    return (
+        f"rerun null: {null.asked} requests rerun (trial 1), {null.compared} judged ok twice, "
+        f"{rate} flip{stopped}; the gated rates are their excess over it (*_excess)"
+    )
