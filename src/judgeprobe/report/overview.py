@@ -174,7 +174,7 @@ def to_decide(findings: Sequence[Mapping[str, Any]]) -> str:
 def _two_figures(number: int) -> int:
     """``number`` rounded up to two significant figures (812 -> 820, 12345 -> 13000)."""
     scale: int = 10 ** max(0, len(str(number)) - 2)
-    return int(math.ceil(number / scale)) * scale
+    return -(-number // scale) * scale  # ceiling division, in integers
 
 
 def finding_index(probe: Mapping[str, Any], finding: Mapping[str, Any]) -> int:
