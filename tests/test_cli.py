@@ -103,10 +103,11 @@ def test_cli_audit_card_and_score_work_end_to_end(tmp_path: Path) -> None:
         "audit", "--judge", "profanity", "--rubric", "toxicity", "--data", "demo",
         "--probes", "repetition", "--out", "out", cwd=tmp_path,
     )  # fmt: skip
-    # every headline finding of this judge on the demo data passes, so CI is not failed
+    # no headline finding of this judge on the demo data fails, so the default gate lets it
+    # through; half are undecided at 12 items, so the card does not pass
     assert audit.returncode == 0, audit.stderr
     written = json.loads((tmp_path / "out" / "card.json").read_text())
-    assert written["summary"]["headline"].startswith("PASS: 0 of ")
+    assert written["summary"]["headline"].startswith("INCONCLUSIVE: of 4 findings")
     assert "card (html)" in audit.stdout
     card = _cli("card", "out/run.sqlite", "--out", "again", cwd=tmp_path)
     assert card.returncode == 0, card.stderr

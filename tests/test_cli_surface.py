@@ -44,8 +44,8 @@ def _run(*args: str) -> object:
         ("audit", "--loader", tuple(LOADERS)),
         ("score", "--loader", tuple(LOADERS)),
         ("bill", "--loader", tuple(LOADERS)),
-        ("card", "--fail-on", ("warn", "fail", "never")),
-        ("demo", "--fail-on", ("warn", "fail", "never")),
+        ("card", "--fail-on", ("warn", "fail", "inconclusive", "never")),
+        ("demo", "--fail-on", ("warn", "fail", "inconclusive", "never")),
         ("compare", "--fail-on", ("worse", "never")),
     ],
 )
@@ -64,7 +64,7 @@ def test_help_lists_the_values_an_option_takes_and_another_value_is_a_usage_erro
 def test_the_gates_fail_on_takes_are_the_configs_own() -> None:
     # one definition: a new gate in the config's FailOn is a new choice on the command line
     assert choices.FailOn == AuditConfig.model_fields["fail_on"].annotation
-    assert values(choices.FailOn) == ("warn", "fail", "never")
+    assert values(choices.FailOn) == ("warn", "fail", "inconclusive", "never")
     with pytest.raises(
         ConfigError, match=r"^--fail-on 'sometimes': Input should be 'warn', 'fail'"
     ):

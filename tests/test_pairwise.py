@@ -193,7 +193,7 @@ def test_agreement_counts_follow_fastchat_tie_rules(
         ("human_human_agreement", humans),
     ):
         est = result.finding(name).estimate
-        assert (est.counts["k"], est.n) == (k, n), name
+        assert (est.counts["k"], est.counts["n"]) == (k, n), name
     assert result.tables["excluded"]["no_human_majority"] == 2
 
 

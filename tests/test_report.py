@@ -370,7 +370,7 @@ def test_card_without_headline_findings_is_not_assessable(tmp_path: Path) -> Non
     info = Finding("accuracy", estimate(0.1, 0.0, 0.2), "acc")
     card = build_card(store_with(tmp_path / "s.sqlite", [probe([info])]))
     assert card["summary"]["overall"] == "n/a"
-    assert card["summary"]["headline"].startswith("No headline finding could be assessed")
+    assert card["summary"]["headline"].startswith("N/A: no finding has a threshold")
     assert exit_code(card, fail_on="warn") == 4  # a gate has nothing to judge: never a pass
 
 
@@ -676,8 +676,9 @@ def test_markdown_appendix_has_summary_what_was_tested_and_each_probe(example: P
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Summary", "## What was tested"]
     assert headings[2:] == ["## Probe: repetition", "## Calls and tokens"]
-    # its two warns (n=12 each) do not survive the adjustment across the run's 8 gated findings
-    assert "## Probe: repetition\n\n**PASS** (invariance)\n" in text
+    # its two warns (n=12 each) do not survive the adjustment across the run's 8 gated
+    # findings: undecided, so neither the probe nor the card passes
+    assert "## Probe: repetition\n\n**INCONCLUSIVE** (invariance)\n" in text
     assert (
         "![Scores S\\(P,R\\*l\\) by repetition count l](figures/repetition-repetition-response.png)"
         in text
@@ -995,9 +996,10 @@ def test_lower_is_worse_thresholds_are_decided_from_the_ci_too() -> None:
     assert kappa.decide(0.5, 0.3, 0.55) == "warn"
 
 
-def test_a_finding_without_a_ci_keeps_the_point_estimate_status() -> None:
-    assert FLIP.decide(0.2, None, None) == "fail"
-    assert FLIP.decide(0.2, float("nan"), float("nan")) == "fail"
+def test_a_finding_without_a_ci_is_undecided_whatever_its_point_estimate() -> None:
+    for value in (0.0, 0.2):
+        assert FLIP.decide(value, None, None) == "inconclusive"
+        assert FLIP.decide(value, float("nan"), float("nan")) == "inconclusive"
     assert FLIP.decide(float("nan"), 0.1, 0.3) == "n/a"
 
 
@@ -1027,12 +1029,15 @@ def test_card_reports_inconclusive_findings_apart_and_never_as_failures(tmp_path
     assert "inconclusive (fail >= 0.1, warn >= 0.05)" in undecided["sentence"]
     assert "borderline: the 95% CI spans pass to fail" in undecided["sentence"]
     assert "roughly 800 more would likely decide it" in undecided["sentence"]
-    assert overall_status(card) == "pass"
+    # one pass beside one undecided finding is not shown to pass
+    assert overall_status(card) == "inconclusive"
     assert card["summary"]["counts"]["inconclusive"] == 1
     assert card["summary"]["headline"].startswith(
-        "PASS: 0 of 1 checks fail, 1 pass; 1 inconclusive"
+        "INCONCLUSIVE: of 2 findings with a threshold, 1 passes and 1 is undecided;"
+        " about 800 more units would likely decide it."
     )
     assert exit_code(card, fail_on="fail") == exit_code(card, fail_on="warn") == 0
+    assert exit_code(card, fail_on="inconclusive") == 1
     markdown = render_appendix(card)
     assert "**Inconclusive (not counted as failures)**" in markdown
     assert "INCONCLUSIVE" in markdown

@@ -15,6 +15,11 @@ from judgeprobe.audit.gates import FailOn
 from judgeprobe.data.registry import LOADERS
 from judgeprobe.engine.executors import EXECUTORS
 
+FAIL_ON_HELP = (
+    "Exit 1 when the card's verdict reaches this one: fail (the default), warn (warn or fail),"
+    " inconclusive (anything but a pass: every gated finding shown to pass), never."
+)
+
 CompareFailOn = Literal["worse", "never"]
 """``judgeprobe compare --fail-on``: exit 1 when a gated finding got worse with evidence."""
 
@@ -27,8 +32,9 @@ else:
 
 
 def values(choice: object) -> tuple[str, ...]:
-    """The values of a choice type, in order (``values(FailOn)``: warn, fail, never)."""
+    """The values of a choice type, in order (``values(FailOn)``: warn, fail, inconclusive,
+    never)."""
     return tuple(str(value) for value in get_args(choice))
 
 
-__all__ = ["CompareFailOn", "Executor", "FailOn", "LoaderName", "values"]
+__all__ = ["FAIL_ON_HELP", "CompareFailOn", "Executor", "FailOn", "LoaderName", "values"]

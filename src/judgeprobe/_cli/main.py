@@ -21,7 +21,7 @@ from judgeprobe._cli.aliases import deprecated_command, renamed_options, warn_de
 from judgeprobe._cli.batch import app as batch_app
 from judgeprobe._cli.bill import bill as bill_command
 from judgeprobe._cli.bill import confirm_cost, print_bill
-from judgeprobe._cli.choices import Executor, FailOn
+from judgeprobe._cli.choices import FAIL_ON_HELP, Executor, FailOn
 from judgeprobe._cli.compare import compare as compare_command
 from judgeprobe._cli.demo import demo as demo_command
 from judgeprobe._cli.lists import list_datasets, list_judges, list_repairs, version_callback
@@ -100,9 +100,7 @@ def audit(
     max_tokens: Annotated[
         int | None, typer.Option(help="Spend at most this many tokens (>= 1; resume later).")
     ] = None,
-    fail_on: Annotated[
-        FailOn | None, typer.Option(help="Exit 1 when the card's status reaches this one.")
-    ] = None,
+    fail_on: Annotated[FailOn | None, typer.Option(help=FAIL_ON_HELP)] = None,
     executor: Annotated[
         Executor | None,
         typer.Option(
@@ -198,9 +196,7 @@ def card(
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Output folder (default: beside the store).")
     ] = None,
-    fail_on: Annotated[
-        FailOn, typer.Option(help="Exit 1 when the card's status reaches this one.")
-    ] = "never",
+    fail_on: Annotated[FailOn, typer.Option(help=FAIL_ON_HELP)] = "never",
     run_id: Annotated[
         int | None,
         typer.Option("--run", help="Which run of the store (its id); default: the latest."),
@@ -438,8 +434,9 @@ def _interrupted(store_path: Path) -> str:
 
 
 def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
-    """1 when the card's overall status reaches ``fail_on`` (warn or fail); 0 for ``never``;
-    4 (whatever ``fail_on``) when the card assessed nothing, saying why."""
+    """1 when the card's verdict reaches ``fail_on`` (warn or fail; ``inconclusive``: anything
+    but pass); 0 for ``never``; 4 (whatever ``fail_on``) when the card assessed nothing, saying
+    why."""
     from judgeprobe.report import NOTHING_ASSESSED_EXIT, exit_code, nothing_assessed
 
     reason = nothing_assessed(card_doc, fail_on=fail_on)

@@ -4,8 +4,12 @@ Headline findings (those with a threshold) form the audit's family. Slices of a 
 category, turn or stratum: a finding whose labels hold one of
 :data:`~judgeprobe.probes.base.SLICE_LABELS`) are information: the probes report them without a
 threshold, and a plugin's default threshold on one is not applied, so 40 per-category numbers
-cannot fail an audit whose overall number passes. A threshold the config names explicitly
-(``finding`` or ``probe.finding``) gates every finding of that name, slices included.
+cannot fail an audit whose overall number passes. So are the findings a probe declares derived
+from its others (:attr:`~judgeprobe.probes.base.Probe.derived_findings`: the position probe's
+consistency is one minus its flip rate, and its first- and second-position biases are the flip
+rate's two parts): one gated finding per question, so the family's error rate is not spent
+twice on one question. A threshold the config names explicitly (``finding`` or
+``probe.finding``) gates every finding of that name, slices and derived findings included.
 
 Once every probe has run, the family's warn and fail claims are decided together by Holm's
 step-down procedure (:mod:`judgeprobe.stats.multiplicity`): a warn or fail whose adjusted
@@ -19,7 +23,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from judgeprobe.errors import ConfigError
 from judgeprobe.probes.base import Finding, ProbeResult, Threshold, is_slice
+from judgeprobe.probes.registry import get_probe_class
 from judgeprobe.stats.multiplicity import FamilyAdjustment, PvalueSource, holm, pvalue_from_ci
 
 METHOD: Literal["holm"] = "holm"
@@ -29,19 +35,30 @@ def headline_thresholds(result: ProbeResult, configured: Mapping[str, Threshold]
     """``result`` with each finding's threshold as the audit judges it.
 
     A configured threshold (key ``probe.finding`` beats ``finding``) replaces the probe's
-    default on every finding of that name; without one, a slice keeps no threshold (it is
-    information) and any other finding keeps its probe's default.
+    default on every finding of that name; without one, a slice or a finding its probe
+    declares derived (:func:`derived_findings`) keeps no threshold (it is information) and any
+    other finding keeps its probe's default.
     """
+    derived = derived_findings(result.probe)
     findings = []
     for finding in result.findings:
         # the more specific key wins
         option = configured.get(f"{result.probe}.{finding.name}") or configured.get(finding.name)
         if option is not None:
             finding = finding.with_threshold(option, source="config")
-        elif is_slice(finding) and finding.threshold is not None:
+        elif (is_slice(finding) or finding.name in derived) and finding.threshold is not None:
             finding = finding.with_threshold(None)
         findings.append(finding)
     return dataclasses.replace(result, findings=findings)
+
+
+def derived_findings(probe: str) -> Mapping[str, str]:
+    """The findings the probe named ``probe`` declares derived from its others (name to what
+    it is derived from); none for a probe the registry does not know."""
+    try:
+        return get_probe_class(probe).derived_findings
+    except ConfigError:
+        return {}
 
 
 def adjust_family(results: Iterable[ProbeResult]) -> list[ProbeResult]:
@@ -101,7 +118,7 @@ def _claim(finding: Finding) -> tuple[Literal["warn", "fail"], float, PvalueSour
         return None
     est, ci = finding.estimate.estimate, finding.estimate.ci
     if math.isnan(ci.low) or math.isnan(ci.high):
-        # no interval: the point estimate decides, and there is nothing to adjust
+        # no interval: the finding is undecided, and there is nothing to adjust
         return None
     pvalue = pvalue_from_ci(
         est,

@@ -9,5 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-FailOn = Literal["warn", "fail", "never"]
-"""Exit 1 when the card's overall status reaches ``warn`` or ``fail``; ``never``: exit 0."""
+FailOn = Literal["warn", "fail", "inconclusive", "never"]
+"""Exit 1 when the card's overall status reaches ``warn`` or ``fail``; ``inconclusive``, the
+strict gate: exit 1 unless the card passes (every gated finding shown to pass); ``never``: exit
+0. The default, ``fail``, lets an undecided card through: its verdict says it is undecided and
+what would decide it, and a gate that broke on every small sample would be switched off."""

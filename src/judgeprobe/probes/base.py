@@ -26,6 +26,7 @@ from judgeprobe.probes.params import Constraint, check_parameters
 from judgeprobe.probes.requirements import ItemKind, Requirements, not_applicable
 from judgeprobe.probes.units import FindingKey, UnitKind, UnitValues
 from judgeprobe.stats.multiplicity import FamilyAdjustment
+from judgeprobe.stats.resampling import MIN_BOOTSTRAP_CLUSTERS
 from judgeprobe.stats.result import Estimate, TestResult
 
 ProbeKind = Literal["invariance", "directional", "agreement", "null"]
@@ -74,8 +75,9 @@ class Threshold:
         ``fail`` needs the whole CI on the fail side of ``fail``; ``warn`` needs the whole CI on
         the fail side of ``warn`` (short of a decided fail); ``pass`` needs the whole CI on the
         pass side of ``warn`` (of ``fail`` when there is no warn threshold). A CI that straddles
-        a threshold decides nothing: ``inconclusive``. Without a CI (either end missing or NaN)
-        the point estimate decides, as :meth:`status` does.
+        a threshold decides nothing: ``inconclusive``. So does a point estimate without a CI
+        (either end missing or NaN): one unit, or a statistic with no interval, shows nothing
+        at any level, so no status rests on it.
 
         A probe's own ``test`` whose alternative points to the bad side (``greater`` when higher
         is worse, ``less`` otherwise) must also reject its null at ``level`` for a warn or fail:
@@ -84,7 +86,7 @@ class Threshold:
         if math.isnan(estimate):
             return "n/a"
         if low is None or high is None or math.isnan(low) or math.isnan(high):
-            return self.status(estimate)
+            return "inconclusive"
         status = self._decide_ci(low, high)
         if status in ("warn", "fail") and not self._test_supports(test, level):
             return "inconclusive"
@@ -197,7 +199,8 @@ class Finding:
 
         A probe's own test that points to the bad side and does not reject its null at the
         CI's level cannot support a warn or fail: the finding is then inconclusive. So is a warn
-        or fail whose claim does not survive the audit's family adjustment (``family``).
+        or fail whose claim does not survive the audit's family adjustment (``family``), and any
+        finding whose interval is a bootstrap over too few units (:func:`resampled_too_few`).
         """
         status = self.unadjusted_status
         if status in ("warn", "fail") and self.family is not None and not self.family.clears:
@@ -211,6 +214,8 @@ class Finding:
             return "n/a"
         if self.threshold is None:
             return "info"
+        if resampled_too_few(self.estimate):
+            return "inconclusive"
         ci = self.estimate.ci
         return self.threshold.decide(
             self.estimate.estimate, ci.low, ci.high, test=self.test, level=ci.level
@@ -252,6 +257,16 @@ class Finding:
 
     def with_evidence(self, evidence: Evidence | None) -> Finding:
         return dataclasses.replace(self, evidence=evidence)
+
+
+def resampled_too_few(estimate: Estimate) -> bool:
+    """Whether ``estimate``'s interval is a bootstrap over fewer than
+    :data:`~judgeprobe.stats.resampling.MIN_BOOTSTRAP_CLUSTERS` units (its ``n``, the unit the
+    interval resamples). Resamples of a handful of units only recombine their values (over two
+    items that agree, every resample is the estimate), so such an interval decides no status.
+    """
+    method = estimate.ci.method.lower()
+    return "bootstrap" in method and 0 < estimate.n < MIN_BOOTSTRAP_CLUSTERS
 
 
 SLICE_LABELS = ("category", "turn", "stratum", "slice")
@@ -363,6 +378,13 @@ class Probe:
     trial_findings: ClassVar[frozenset[str]] = frozenset()
     """Findings that more ``reproduction_trials`` can decide: the rounds of an audit sampled
     until decided add trials while one of them is undecided (:mod:`judgeprobe.audit.sequential`)."""
+
+    derived_findings: ClassVar[Mapping[str, str]] = {}
+    """Per finding name that is a function of the probe's other findings, what it is derived
+    from. It answers no question of its own, so an audit reports it as information and leaves it
+    out of the family of gated findings (:mod:`judgeprobe.audit.family`): a second test of the
+    same question would only spend the family's error rate, unless the config gates it by name.
+    """
 
     finding_units: ClassVar[Mapping[str, UnitKind]] = {}
     """Per finding name, the unit :meth:`units` gives its values on (an item, a pair, a drawn

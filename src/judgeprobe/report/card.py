@@ -5,9 +5,9 @@
 reads, it does not judge: each finding's threshold (the probe's default, or the one configured for
 the run, which the audit resolved and checked) and its status were decided by the audit and stored
 with the finding (:mod:`judgeprobe.report.stored`); the card shows and counts those. A *headline*
-finding is one with a threshold; the overall verdict is the worst *decided* status among them
-(pass, warn, fail): an ``inconclusive`` finding, whose CI straddles a threshold, is shown as such
-and never fails the gate.
+finding is one with a threshold; the overall verdict is decided or says it is not
+(:func:`~judgeprobe.report.gate.overall_status`): fail or warn when one of them is, pass only
+when every one is shown to pass, else ``inconclusive`` (with what would decide it) or ``n/a``.
 
 This module assembles the card; its parts are built elsewhere: the run's ``tested`` section and
 state (:mod:`~judgeprobe.report.tested`), one section per probe (:mod:`~judgeprobe.report.sections`)

@@ -17,6 +17,7 @@ from judgeprobe.probes.base import Threshold, ThresholdSource
 from judgeprobe.report.statuses import SEVERITY
 from judgeprobe.report.stored import StoredFinding
 from judgeprobe.report.text import fmt_number, humanize
+from judgeprobe.stats.resampling import MIN_BOOTSTRAP_CLUSTERS
 
 __all__ = ["ThresholdSource", "certainty_phrase", "finding_entry", "finding_sentence"]
 
@@ -103,6 +104,15 @@ def certainty_phrase(finding: Mapping[str, Any]) -> str:
             f"{family.get('family_size')} gated findings are decided together "
             f"({family.get('method')}: adjusted p = {fmt_number(family.get('adjusted_pvalue'))})"
         )
+    method = str(ci.get("method") or "")
+    units = finding.get("n")
+    few = isinstance(units, int) and 0 < units < MIN_BOOTSTRAP_CLUSTERS and "bootstrap" in method
+    few = few and certainty != "unknown"  # without an interval, say that instead
+    if finding.get("status") == "inconclusive" and few:
+        return (
+            f"its {level} CI is a {method} over {units} units (at least"
+            f" {MIN_BOOTSTRAP_CLUSTERS} needed to resample), which decides nothing"
+        )
     if finding.get("status") == "inconclusive" and certainty == "clear":
         return f"the {level} CI is decided, but the probe's own test does not reject its null"
     if certainty == "clear":
@@ -113,7 +123,11 @@ def certainty_phrase(finding: Mapping[str, Any]) -> str:
         status = str(finding["status"])
         ordered = sorted(ends | ({status} & set(SEVERITY)), key=SEVERITY.__getitem__)
         return f"borderline: the {level} CI spans {ordered[0]} to {ordered[-1]}"
-    return "no confidence interval"
+    why = str(ci.get("method") or "").strip()
+    named = f" ({why})" if why else ""
+    if finding.get("status") == "inconclusive":
+        return f"no confidence interval{named}: a point estimate alone decides nothing"
+    return f"no confidence interval{named}"
 
 
 def _certainty(

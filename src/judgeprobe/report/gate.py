@@ -10,15 +10,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgeprobe.errors import ConfigError
-from judgeprobe.report.statuses import SEVERITY, worst
+from judgeprobe.report.statuses import SEVERITY, verdict
 from judgeprobe.report.usage import USAGE_KEYS
 
 
 def overall_status(card: Mapping[str, Any]) -> str:
-    """The worst decided status among the card's headline findings: pass, warn or fail.
+    """The card's verdict over its headline (gated) findings (:func:`verdict`).
 
-    Inconclusive findings do not count; ``inconclusive`` when every headline finding is, ``n/a``
-    when there is none.
+    ``fail`` when one is decided fail, else ``warn`` when one is decided warn; ``pass`` only
+    when every one is decided pass; otherwise ``inconclusive`` (some undecided, or not
+    assessable beside passes) or ``n/a`` (none could be assessed, or there is none).
 
     Examples
     --------
@@ -26,22 +27,36 @@ def overall_status(card: Mapping[str, Any]) -> str:
     ...                                  {"headline": False, "status": "info"}]}]}
     >>> overall_status(card)
     'warn'
+    >>> card = {"probes": [{"findings": [{"headline": True, "status": "pass"},
+    ...                                  {"headline": True, "status": "inconclusive"}]}]}
+    >>> overall_status(card)
+    'inconclusive'
     """
-    statuses = [
+    return verdict(headline_statuses(card))
+
+
+def headline_statuses(card: Mapping[str, Any]) -> list[str]:
+    """The status of every headline (gated) finding of ``card``, in the card's order."""
+    return [
         str(finding["status"])
         for probe in card.get("probes", [])
         for finding in probe.get("findings", [])
         if finding.get("headline")
     ]
-    return worst(statuses)
+
+
+GATES = ("warn", "fail", "inconclusive")
+"""The ``fail_on`` values that gate (``never`` does not)."""
 
 
 def exit_code(card: Mapping[str, Any], fail_on: str = "fail") -> int:
-    """The process exit code for CI: 1 when the overall status is ``fail_on`` or worse, else 0.
+    """The process exit code for CI: 1 when the verdict reaches ``fail_on``, else 0.
 
-    ``fail_on="warn"`` makes warnings break the build too. A card that assessed nothing (see
-    :func:`nothing_assessed`) gives :data:`NOTHING_ASSESSED_EXIT` (4): a gate must not pass on a
-    run that measured nothing.
+    ``fail_on="fail"`` (the default) exits 1 on a fail; ``"warn"`` on a warn or a fail;
+    ``"inconclusive"`` is the strict gate: 1 unless the verdict is ``pass``, so a card whose
+    gated findings are not all shown to pass breaks the build. A card that assessed nothing
+    (see :func:`nothing_assessed`) gives :data:`NOTHING_ASSESSED_EXIT` (4): a gate must not pass
+    on a run that measured nothing.
 
     Examples
     --------
@@ -49,14 +64,20 @@ def exit_code(card: Mapping[str, Any], fail_on: str = "fail") -> int:
     ...                     "usage": {"requests": 1, "ok": 1}}]}
     >>> exit_code(card), exit_code(card, fail_on="warn")
     (0, 1)
+    >>> undecided = {"probes": [{"findings": [{"headline": True, "status": "inconclusive"}],
+    ...                          "usage": {"requests": 1, "ok": 1}}]}
+    >>> exit_code(undecided), exit_code(undecided, fail_on="inconclusive")
+    (0, 1)
     >>> exit_code({"probes": []})
     4
     """
-    if fail_on not in ("warn", "fail"):
-        raise ConfigError(f"fail_on must be 'warn' or 'fail', not {fail_on!r}")
+    if fail_on not in GATES:
+        raise ConfigError(f"fail_on must be one of {', '.join(map(repr, GATES))}, not {fail_on!r}")
     if nothing_assessed(card, fail_on=fail_on) is not None:
         return NOTHING_ASSESSED_EXIT
     status = overall_status(card)
+    if fail_on == "inconclusive":
+        return int(status != "pass")
     return int(status in SEVERITY and SEVERITY[status] >= SEVERITY[fail_on])
 
 
@@ -73,9 +94,10 @@ def nothing_assessed(card: Mapping[str, Any], *, fail_on: str = "never") -> str 
     - the probes' requests got no usable (``ok``) verdict: every call failed, every answer was
       unparseable, or every input was skipped for the judge's context window, or
     - no finding could be computed (every one is ``n/a``), or
-    - with a gate (``fail_on`` ``"warn"`` or ``"fail"``), no headline finding is pass, warn,
-      fail or inconclusive, so the gate would have nothing to judge (an inconclusive finding
-      was measured: it passes the gate, and the card says what would decide it).
+    - with a gate (``fail_on`` ``"warn"``, ``"fail"`` or ``"inconclusive"``), no headline
+      finding is pass, warn, fail or inconclusive, so the gate would have nothing to judge (an
+      inconclusive finding was measured: the card says what would decide it, and only the
+      strict gate ``"inconclusive"`` fails on it).
 
     Examples
     --------
@@ -105,7 +127,7 @@ def nothing_assessed(card: Mapping[str, Any], *, fail_on: str = "never") -> str 
         return "the probes reported no finding"
     if all(f.get("status") == "n/a" for f in findings):
         return f"no finding could be computed (all {len(findings)} are n/a)"
-    if fail_on in SEVERITY and not any(
+    if fail_on in GATES and not any(
         f.get("headline") and f.get("status") in (*SEVERITY, "inconclusive") for f in findings
     ):
         return f"no headline finding could be assessed, so fail_on={fail_on} has nothing to judge"

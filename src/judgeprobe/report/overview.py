@@ -81,6 +81,9 @@ def top_findings(
 def verdict_sentence(card: Mapping[str, Any]) -> str:
     """The card's verdict in one sentence: the overall status and what the gated findings say.
 
+    The card's headline (``summary.headline``), the overview figure and the command line's
+    summary open with the same words (:func:`verdict_words`).
+
     Examples
     --------
     >>> card = {"summary": {"overall": "fail"}, "run": {"state": "complete"}, "probes": [
@@ -89,29 +92,89 @@ def verdict_sentence(card: Mapping[str, Any]) -> str:
     >>> verdict_sentence(card)
     'FAIL: of 2 findings with a threshold, 1 fails and 1 passes.'
     """
-    statuses = [finding["status"] for _, finding in gated_findings(card)]
-    overall = str(card["summary"]["overall"]).upper()
-    if not statuses:
-        text = f"{overall}: no finding has a threshold"
-    else:
-        words = (
-            ("fail", "fails", "fail"),
-            ("warn", "warns", "warn"),
-            ("pass", "passes", "pass"),
-            ("inconclusive", "is undecided", "are undecided"),
-            ("n/a", "could not be assessed", "could not be assessed"),
-        )
-        parts = []
-        for status, one, many in words:
-            number = statuses.count(status)
-            if number:
-                parts.append(f"{number} {one if number == 1 else many}")
-        said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        plural = "s" if len(statuses) != 1 else ""
-        text = f"{overall}: of {len(statuses)} finding{plural} with a threshold, {said}"
+    findings = [finding for _, finding in gated_findings(card)]
+    text = verdict_words(str(card["summary"]["overall"]), findings)
     if card["run"]["state"] != "complete":
         text += "; the run is incomplete, so they cover only what was judged"
     return text + "."
+
+
+def verdict_words(overall: str, findings: Sequence[Mapping[str, Any]]) -> str:
+    """The verdict ``overall`` and the tally of the gated ``findings``, without a full stop.
+
+    An ``inconclusive`` verdict also says what would decide it: how many more units (each
+    finding's own, the unit its ``n`` counts) would likely decide how many of the undecided
+    findings, from their ``needed_n`` (:func:`to_decide`).
+
+    Examples
+    --------
+    >>> undecided = [{"status": "inconclusive", "needed_n": n} for n in (100, 240, 3000)]
+    >>> verdict_words("inconclusive", [{"status": "pass"}, *undecided])
+    'INCONCLUSIVE: of 4 findings with a threshold, 1 passes and 3 are undecided; about 240 more units would likely decide 2 of them'
+    """  # noqa: E501
+    statuses = [str(finding["status"]) for finding in findings]
+    word = "N/A" if overall == "n/a" else overall.upper()
+    if not statuses:
+        return f"{word}: no finding has a threshold"
+    parts = []
+    for status, one, many in _WORDS:
+        number = statuses.count(status)
+        if number:
+            parts.append(f"{number} {one if number == 1 else many}")
+    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    plural = "s" if len(statuses) != 1 else ""
+    text = f"{word}: of {len(statuses)} finding{plural} with a threshold, {said}"
+    if overall == "inconclusive":
+        text += "; " + to_decide(findings)
+    return text
+
+
+_WORDS = (
+    ("fail", "fails", "fail"),
+    ("warn", "warns", "warn"),
+    ("pass", "passes", "pass"),
+    ("inconclusive", "is undecided", "are undecided"),
+    ("n/a", "could not be assessed", "could not be assessed"),
+)
+
+
+def to_decide(findings: Sequence[Mapping[str, Any]]) -> str:
+    """What would decide the undecided ones among ``findings``, roughly, in a clause.
+
+    The median of their ``needed_n`` (rounded up to two figures), and how many of them that many
+    more units would likely decide. Without any ``needed_n`` (no interval, or an estimate on a
+    threshold) it says that the count is unknown; without undecided findings (passes beside
+    findings that could not be assessed) that a pass needs every one shown to pass.
+
+    Examples
+    --------
+    >>> to_decide([{"status": "inconclusive", "needed_n": 812}])
+    'about 820 more units would likely decide it'
+    >>> to_decide([{"status": "inconclusive", "needed_n": None}])
+    'how many more units would decide it is not known'
+    """
+    undecided = [f for f in findings if f.get("status") == "inconclusive"]
+    if not undecided:
+        return "a pass needs every one of them shown to pass"
+    them = "it" if len(undecided) == 1 else "them"
+    needed = sorted(
+        int(n)
+        for f in undecided
+        if isinstance(n := f.get("needed_n"), int) and not isinstance(n, bool) and n > 0
+    )
+    if not needed:
+        return f"how many more units would decide {them} is not known"
+    median = _two_figures(needed[(len(needed) - 1) // 2])
+    decided = sum(n <= median for n in needed)
+    which = them if decided == len(undecided) else f"{decided} of {them}"
+    units = "unit" if median == 1 else "units"
+    return f"about {median:,} more {units} would likely decide {which}"
+
+
+def _two_figures(number: int) -> int:
+    """``number`` rounded up to two significant figures (812 -> 820, 12345 -> 13000)."""
+    scale: int = 10 ** max(0, len(str(number)) - 2)
+    return -(-number // scale) * scale  # ceiling division, in integers
 
 
 def finding_index(probe: Mapping[str, Any], finding: Mapping[str, Any]) -> int:

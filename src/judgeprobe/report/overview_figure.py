@@ -1,11 +1,14 @@
 """The card's overview figure: every gated finding against its thresholds, in one static image.
 
-One row per gated finding, grouped by probe kind in the card's order: the pass, warn and fail
-bands shaded, the confidence interval as a bar, the estimate as a marker coloured (and shaped) by
-the stored status, and the status written out with the numbers at the end of the row, so colour
-is never the only cue. Findings measure different things (a flip rate, a kappa, a distance), so
-each row has its own scale, spanning its thresholds and its CI; what a reader compares is where
-the CI sits among the bands. A finding that could not be assessed gets its row, marked n/a.
+It opens with the card's verdict in one sentence
+(:func:`~judgeprobe.report.overview.verdict_sentence`: the words the card's headline and the
+command line's summary open with), then one row per gated finding, grouped by probe kind in the
+card's order: the pass, warn and fail bands shaded, the confidence interval as a bar, the
+estimate as a marker coloured (and shaped) by the stored status, and the status written out with
+the numbers at the end of the row, so colour is never the only cue. Findings measure different
+things (a flip rate, a kappa, a distance), so each row has its own scale, spanning its
+thresholds and its CI; what a reader compares is where the CI sits among the bands. A finding
+that could not be assessed gets its row, marked n/a.
 
 Drawn with matplotlib like the probes' figures (:mod:`~judgeprobe.report.figures`): mathtext off,
 text as paths, no date in the SVG, so the same card gives the same file, and the HTML card embeds
@@ -21,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from judgeprobe.report.figures import rendered, row_axes
-from judgeprobe.report.overview import gated_findings
+from judgeprobe.report.overview import gated_findings, verdict_sentence
 from judgeprobe.report.text import display_text, finite_number, fmt_number, humanize, short_label
 
 OVERVIEW_STEM = "figures/overview"
@@ -37,6 +40,9 @@ STATUS_STYLE = {
 }
 BANDS = {"pass": "#d8efdf", "warn": "#fbe7c2", "fail": "#f6d0cc"}
 LABEL_LENGTH = 64
+HEADLINE_LENGTH = 150
+"""The verdict sentence at the top of the figure (the card's headline opens with the same words)
+is cut to this many characters."""
 
 
 def overview_bytes(card: Mapping[str, Any], fmt: str = "svg", *, dpi: int = 110) -> bytes | None:
@@ -46,7 +52,8 @@ def overview_bytes(card: Mapping[str, Any], fmt: str = "svg", *, dpi: int = 110)
     rows = _rows(card)
     if not rows:
         return None
-    return rendered(lambda: _draw(rows, len(gated_findings(card))), fmt, dpi=dpi)
+    headline = short_label(verdict_sentence(card), HEADLINE_LENGTH)
+    return rendered(lambda: _draw(rows, len(gated_findings(card)), headline), fmt, dpi=dpi)
 
 
 def _rows(card: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None]]:
@@ -63,9 +70,12 @@ def _rows(card: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None]]
     return rows
 
 
-def _draw(rows: Sequence[tuple[str, Mapping[str, Any] | None]], total: int) -> Figure:
-    figure, ax = row_axes(len(rows), base=0.9, bottom=0.45, margin=0.85)
+def _draw(
+    rows: Sequence[tuple[str, Mapping[str, Any] | None]], total: int, headline: str
+) -> Figure:
+    figure, ax = row_axes(len(rows), base=1.15, bottom=0.45, margin=1.1)
     height = figure.get_figheight()
+    figure.text(0.01, 1 - 0.2 / height, headline, fontsize=9.5, weight="bold", va="center")
     for position, (label, finding) in enumerate(rows):
         if finding is None:
             ax.text(-0.03, position, label.upper(), ha="right", va="center", weight="bold")
@@ -74,7 +84,7 @@ def _draw(rows: Sequence[tuple[str, Mapping[str, Any] | None]], total: int) -> F
         _row(ax, position, finding)
     figure.text(
         0.01,
-        1 - 0.2 / height,
+        1 - 0.45 / height,
         "Every gated finding: estimate (marker) and CI (bar) against its thresholds, shaded"
         " pass / warn / fail; each row on its own scale",
         fontsize=9,

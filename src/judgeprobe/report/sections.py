@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgeprobe.report.findings import finding_entry
-from judgeprobe.report.statuses import tally, worst
+from judgeprobe.report.statuses import tally, verdict
 from judgeprobe.report.stored import StoredProbeResult
 from judgeprobe.report.text import slug
 from judgeprobe.report.usage import probe_usage
@@ -35,7 +35,7 @@ def probe_section(name: str, body: StoredProbeResult, index: int) -> dict[str, A
         "id": f"probe-{index + 1}-{slug(probe_name)}",
         "kind": kind,
         "question": KIND_QUESTIONS.get(kind, ""),
-        "status": worst(headline) if headline else "info",
+        "status": verdict(headline) if headline else "info",
         "params": dict(body.params),
         "findings": findings,
         "counts": tally(f["status"] for f in findings),

@@ -6,14 +6,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgeprobe.report.gate import overall_status
+from judgeprobe.report.overview import verdict_words
 from judgeprobe.report.sections import KIND_QUESTIONS
-from judgeprobe.report.statuses import kind_rank, tally, worst
+from judgeprobe.report.statuses import kind_rank, tally, verdict
 
 STATUS_ORDER = ("fail", "warn", "inconclusive", "n/a", "pass", "info")
 _METHOD_NAMES = {"holm": "Holm's step-down"}
-EVIDENCE_ORDER = ("fail", "warn", "pass", "inconclusive", "n/a", "info")
-"""Which finding speaks for a probe in the summary: the worst decided one (the probe's status),
-an inconclusive one only when none is decided."""
+EVIDENCE_ORDER = ("fail", "warn", "inconclusive", "n/a", "pass", "info")
+"""Which finding speaks for a probe in the summary: the one that sets the probe's status (a
+fail, a warn, then what keeps it from passing: an undecided finding, one not assessable), a pass
+only when every gated finding passes."""
 
 
 def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,6 +35,7 @@ def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
         for finding in probe["findings"]
         if finding["headline"]
     ]
+    gated = [finding for probe in probes for finding in probe["findings"] if finding["headline"]]
     statements.sort(key=lambda s: (STATUS_ORDER.index(s["status"]), kind_rank(str(s["kind"]))))
     counts = tally(s["status"] for s in statements)
     counts["info"] = sum(p["counts"]["info"] for p in probes)
@@ -41,7 +44,7 @@ def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
     kinds = sorted({p["kind"] for p in probes}, key=kind_rank)
     return {
         "overall": overall,
-        "headline": _headline(overall, counts, statements, card["run"], family),
+        "headline": _headline(overall, gated, statements, card["run"], family),
         "multiplicity": family,
         "counts": counts,
         "probes": [
@@ -59,7 +62,7 @@ def build_summary(card: Mapping[str, Any]) -> dict[str, Any]:
                 "kind": kind,
                 "question": KIND_QUESTIONS.get(kind, ""),
                 "probes": [p["name"] for p in probes if p["kind"] == kind],
-                "status": worst([p["status"] for p in probes if p["kind"] == kind]),
+                "status": verdict([p["status"] for p in probes if p["kind"] == kind]),
             }
             for kind in kinds
         ],
@@ -84,31 +87,14 @@ def multiplicity(probes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 
 def _headline(
     overall: str,
-    counts: Mapping[str, int],
+    findings: Sequence[Mapping[str, Any]],
     statements: Sequence[Mapping[str, Any]],
     run: Any,
     family: Mapping[str, Any] | None = None,
 ) -> str:
-    """The one-line verdict: the tallies, the borderline share of the flagged, an incomplete run."""
-    assessed = counts["pass"] + counts["warn"] + counts["fail"]
-    if assessed == 0 and counts["inconclusive"]:
-        text = "INCONCLUSIVE: no headline check is decided by its evidence"
-    elif assessed == 0:
-        text = "No headline finding could be assessed"
-    else:
-        parts = [f"{counts['fail']} of {assessed} checks fail"]
-        if counts["warn"]:
-            parts.append(f"{counts['warn']} warn")
-        parts.append(f"{counts['pass']} pass")
-        text = f"{overall.upper()}: " + ", ".join(parts)
-    if counts["inconclusive"]:
-        text += (
-            f"; {counts['inconclusive']} inconclusive"
-            " (the confidence interval straddles a threshold)"
-        )
-    if counts["n/a"]:
-        text += f"; {counts['n/a']} could not be assessed"
-    text += "."
+    """The verdict (the words the overview opens with), then the borderline share of the
+    flagged, how the family was decided and whether the run is incomplete."""
+    text = verdict_words(overall, findings) + "."
     flagged = [s for s in statements if s["status"] in ("warn", "fail")]
     borderline = sum(s["certainty"] == "borderline" for s in flagged)
     if flagged:
@@ -121,7 +107,7 @@ def _headline(
         text += (
             f" The {family['family_size']} gated findings are decided together"
             f" ({_METHOD_NAMES.get(family['method'], family['method'])}, family-wise error"
-            f" {family['alpha']:.0%}); slices are information."
+            f" {family['alpha']:.0%}); slices and derived findings are information."
         )
     if run["state"] != "complete":
         text += f" The run is incomplete ({run['reason']}): findings cover only what was judged."

@@ -41,6 +41,11 @@ from judgeprobe.stats.result import ConfidenceInterval, Estimate
 BOOTSTRAP_METHODS = ("percentile", "basic")
 MEAN_METHODS = ("t", "bootstrap")
 
+MIN_BOOTSTRAP_CLUSTERS = 10
+"""Fewest clusters a cluster bootstrap is drawn over. Below it the resamples can only recombine
+a handful of cluster values (over one cluster every resample is the estimate itself), so the
+interval is the exact one over the clusters instead (:func:`clustered_proportion`)."""
+
 # Largest number of array elements materialised at once by a vectorised resampling batch.
 _BATCH_ELEMENTS = 1 << 22
 
@@ -502,8 +507,11 @@ def clustered_proportion(
     Estimate
         counts ``{"k", "n", "clusters"}``. When every cluster has one element this is
         :func:`proportion` with ``method``. When the rate is 0 or 1 the bootstrap collapses to
-        a point, so a Wilson interval over the number of clusters is reported instead.
-        Undefined when empty.
+        a point, so a Wilson interval over the number of clusters is reported instead. With
+        fewer than :data:`MIN_BOOTSTRAP_CLUSTERS` clusters there is too little to resample: the
+        interval is the exact one at the share with the number of clusters as its sample size
+        (:func:`exact_over_clusters`), and ``n`` is that number of clusters, the unit the
+        interval rests on. Undefined when empty.
 
     References
     ----------
@@ -513,6 +521,8 @@ def clustered_proportion(
     --------
     >>> ok = [1, 1, 1, 0, 0, 0, 1, 0]
     >>> clustered_proportion(ok, ["q1"] * 3 + ["q2"] * 3 + ["q3", "q4"]).ci.method
+    'exact over clusters'
+    >>> clustered_proportion(ok * 3, [f"q{i // 2}" for i in range(24)]).ci.method
     'cluster bootstrap percentile'
     """
     y = _binary("successes", successes)
@@ -527,13 +537,48 @@ def clustered_proportion(
     if index.singletons:
         est = proportion(k, n, confidence_level=level, method=method)
         return Estimate(est.estimate, est.ci, n, {"k": k, "n": n, "clusters": n})
+    counts = {"k": k, "n": n, "clusters": index.n_clusters}
+    if index.n_clusters < MIN_BOOTSTRAP_CLUSTERS:
+        # a bootstrap over a handful of clusters knows only those clusters' values: over one
+        # cluster it is a point. Each cluster then counts as one observation.
+        low, high = exact_over_clusters(k / n, index.n_clusters, level)
+        ci = ConfidenceInterval(low, high, level, "exact over clusters")
+        return Estimate(k / n, ci, index.n_clusters, counts)
     low, high, _ = ratio_bootstrap(
         y, np.ones(n), index, level=level, n_resamples=n_resamples, seed=seed
     )
     degenerate = k in (0, n)
     ci_name = "wilson over clusters" if degenerate else "cluster bootstrap percentile"
-    counts = {"k": k, "n": n, "clusters": index.n_clusters}
     return Estimate(k / n, ConfidenceInterval(low, high, level, ci_name), n, counts)
+
+
+def exact_over_clusters(share: float, clusters: int, level: float) -> tuple[float, float]:
+    """Clopper-Pearson's interval for ``share`` as if each of ``clusters`` were one observation.
+
+    The successes ``share * clusters`` need not be whole (a cluster may be partly successful):
+    the beta quantiles take a fractional count, and at a whole count this is the exact binomial
+    interval. Conservative twice over: a cluster counts once however many rows it has, and the
+    exact interval covers at least its level.
+
+    Examples
+    --------
+    >>> low, high = exact_over_clusters(1.0, 1, 0.95)
+    >>> round(low, 3), high
+    (0.025, 1.0)
+    """
+    alpha = 1.0 - level
+    successes = share * clusters
+    low = (
+        0.0
+        if successes <= 0
+        else float(sps.beta.ppf(alpha / 2, successes, clusters - successes + 1))
+    )
+    high = (
+        1.0
+        if successes >= clusters
+        else float(sps.beta.ppf(1 - alpha / 2, successes + 1, clusters - successes))
+    )
+    return low, high
 
 
 def _binary(name: str, values: ArrayLike) -> NDArray[np.float64]:

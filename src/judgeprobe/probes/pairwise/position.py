@@ -149,6 +149,13 @@ class PositionProbe(Probe):
         "second_position_bias",
         "first_position_share",
     )
+    derived_findings: ClassVar[Mapping[str, str]] = {
+        "position_consistency": "one minus swap_flip_rate, less the pairs with one tie",
+        "first_position_bias": "the part of swap_flip_rate that picks the first-shown response",
+        "second_position_bias": "swap_flip_rate minus first_position_bias",
+    }
+    """``swap_flip_rate`` is the one gated question (does the verdict survive the swap); which
+    side the flips lean to is information, with McNemar's test on ``first_position_bias``."""
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
         "position_consistency": "pair",
         "swap_flip_rate": "pair",
