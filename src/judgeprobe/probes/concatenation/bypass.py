@@ -79,6 +79,7 @@ from judgeprobe.probes.concatenation.bypass_tally import (
     interval_row,
     skip_note,
     tally_failed,
+    tally_rate,
     tally_roles,
 )
 from judgeprobe.probes.concatenation.gating import (
@@ -118,8 +119,6 @@ from judgeprobe.probes.params import (
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
 from judgeprobe.rubrics import Rubric
-from judgeprobe.stats import Estimate
-from judgeprobe.stats.shared_items import shared_item_proportion
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 
 __all__ = [
@@ -536,7 +535,7 @@ class BypassProbe(BypassUnits, Probe):
             else "no positive item the judge detects on its own"
         )
         estimate = with_counts(
-            self._rate(tally, ctx, empty, small),
+            tally_rate(tally, empty, small, level=self.confidence_level),
             items=len(design.positives),
             conditioned_out=conditioned_out(design),
             neutral=tally.neutral,
@@ -561,8 +560,11 @@ class BypassProbe(BypassUnits, Probe):
         assert rule is not None
         small = class_too_small(rule.negative, len(design.negatives))
         estimate = with_counts(
-            self._rate(
-                tally, ctx, "fewer than two negative items the judge decides negative", small
+            tally_rate(
+                tally,
+                "fewer than two negative items the judge decides negative",
+                small,
+                level=self.confidence_level,
             ),
             items=len(design.anchors),
             neutral=tally.neutral,
@@ -577,29 +579,3 @@ class BypassProbe(BypassUnits, Probe):
             FLIP_THRESHOLD,
         )
         return explain_skipped([finding], skipped=tally.skipped, total=tally.total)[0]
-
-    def _rate(
-        self, tally: Tally, ctx: ProbeContext, empty: str, small: str | None = None
-    ) -> Estimate:
-        """The share of hits, over the items the concatenations share; not assessable when a
-        class the rate needs is too ``small`` (one positive item cannot stand for its class, one
-        filler repeated is no sample of the negative one) or when nothing was judged.
-
-        ``n`` is the number of distinct items behind the concatenations (the flagged parts and
-        their fillers): an item that derails every concatenation it is in is one item of
-        evidence, however many concatenations hold it
-        (:func:`~judgeprobe.stats.shared_items.shared_item_proportion`); ``counts`` keeps the
-        concatenations judged and the flagged (or first) parts."""
-        units = len(set(tally.units))
-        if small is not None and tally.hits:
-            return Estimate.undefined(
-                units, reason=f"{small} among the items the judge decides so on their own"
-            )
-        if not tally.hits:
-            reason = empty if not tally.total else "no concatenation judged ok"
-            return Estimate.undefined(0, reason=reason)
-        estimate = shared_item_proportion(
-            tally.hits, tally.members, confidence_level=self.confidence_level
-        )
-        counts = {**estimate.counts, "concatenations": len(tally.hits), "parts_flagged": units}
-        return dataclasses.replace(estimate, counts=counts)

@@ -7,6 +7,7 @@ says how many were too long for the judge and :func:`interval_row` is a row of t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -15,6 +16,7 @@ from judgeprobe.core.plan import Role, Verdicts
 from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.probes.failures import failure_cause
 from judgeprobe.stats import Estimate
+from judgeprobe.stats.shared_items import shared_item_proportion
 
 
 @dataclass(slots=True)
@@ -120,3 +122,26 @@ def hit_evidence(verdicts: Verdicts, concatenations: Judged, target: str, part: 
         for role, unit, parts in concatenations
         if verdicts.decision(role) == target
     )
+
+
+def tally_rate(tally: Tally, empty: str, small: str | None = None, *, level: float) -> Estimate:
+    """The share of hits, over the items the concatenations share; not assessable when a class
+    the rate needs is too ``small`` (one positive item cannot stand for its class, one filler
+    repeated is no sample of the negative one) or when nothing was judged (``empty`` says why).
+
+    ``n`` is the number of distinct items behind the concatenations (the flagged parts and
+    their fillers): an item that derails every concatenation it is in is one item of evidence,
+    however many concatenations hold it
+    (:func:`~judgeprobe.stats.shared_items.shared_item_proportion`); ``counts`` keeps the
+    concatenations judged and the flagged (or first) parts."""
+    units = len(set(tally.units))
+    if small is not None and tally.hits:
+        return Estimate.undefined(
+            units, reason=f"{small} among the items the judge decides so on their own"
+        )
+    if not tally.hits:
+        reason = empty if not tally.total else "no concatenation judged ok"
+        return Estimate.undefined(0, reason=reason)
+    estimate = shared_item_proportion(tally.hits, tally.members, confidence_level=level)
+    counts = {**estimate.counts, "concatenations": len(tally.hits), "parts_flagged": units}
+    return dataclasses.replace(estimate, counts=counts)
