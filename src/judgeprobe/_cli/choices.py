@@ -2,7 +2,7 @@
 
 Each is a ``Literal`` type, so that ``--help`` lists the values and a value outside them is a
 usage error naming them (exit 2), before any work starts. Each is read from its one definition:
-the audit's gates (:data:`judgeprobe.audit.gates.FailOn`), the executors
+the audit's gates (:data:`judgeprobe.core.gates.FailOn`), the executors
 (:data:`judgeprobe.engine.executors.EXECUTORS`) and the loaders
 (:data:`judgeprobe.data.registry.LOADERS`); a new value there is a new choice here.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, get_args
 
-from judgeprobe.audit.gates import FailOn
+from judgeprobe.core.gates import FailOn
 from judgeprobe.data.registry import LOADERS
 from judgeprobe.engine.executors import EXECUTORS
 

@@ -3,7 +3,6 @@ layer over :func:`judgeprobe.audit.demo.run_demo`)."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -43,10 +42,7 @@ def demo(
     outcome = run_demo(out_dir, fail_on=fail_on, command=command)
     codes = []
     for name, audit in outcome.audits.items():
-        card_json = audit.card_paths.get("json")
-        card: dict[str, Any] = (
-            json.loads(Path(card_json).read_text(encoding="utf-8")) if card_json else {}
-        )
+        card: dict[str, Any] = audit.card or {}
         summary = card.get("summary", {})
         overall = str(summary.get("overall", "n/a"))
         style = _STATUS_STYLE.get(overall, "none")

@@ -203,20 +203,14 @@ def card(
     ] = None,
 ) -> None:
     """Render the Judge Card from a run store, without a single judge call."""
-    from judgeprobe.report import write_card
+    from judgeprobe.report.write import render_card
 
     if not store.is_file():
         raise typer.BadParameter(f"no run store at {store}")
-    paths = write_card(store, out_dir or store.parent, run_id=run_id)
+    card, paths = render_card(store, out_dir or store.parent, run_id=run_id)
     for kind, path in paths.items():
         out.print(f"{kind}: {escape(str(path))}")
-    card_json = paths.get("json")
-    if card_json is not None:
-        import json
-
-        raise typer.Exit(
-            _exit_code(json.loads(Path(card_json).read_text(encoding="utf-8")), fail_on)
-        )
+    raise typer.Exit(_exit_code(card, fail_on))
 
 
 @app.command()
@@ -380,7 +374,6 @@ def list_rubrics() -> None:
 
 
 def _run(config: Any, command: str) -> None:
-    import json
 
     from judgeprobe.audit.run import run_audit
 
@@ -392,8 +385,7 @@ def _run(config: Any, command: str) -> None:
     except KeyboardInterrupt:
         console.print(f"[yellow]{escape(_interrupted(Path(config.out) / 'run.sqlite'))}[/]")
         raise typer.Exit(130) from None
-    card_json = outcome.card_paths.get("json")
-    card_doc = json.loads(Path(card_json).read_text(encoding="utf-8")) if card_json else None
+    card_doc = outcome.card
     if card_doc is not None:
         _print_summary(card_doc)
     for kind, path in outcome.card_paths.items():

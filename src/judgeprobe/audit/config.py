@@ -24,8 +24,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from judgeprobe._util.yaml_files import explain_validation, read_yaml
-from judgeprobe.audit.gates import FailOn
 from judgeprobe.audit.sequential import UntilDecided
+from judgeprobe.core.gates import FailOn
 from judgeprobe.core.pricing import Pricing
 from judgeprobe.engine import Budget, EngineConfig
 from judgeprobe.engine.executors import EXECUTORS

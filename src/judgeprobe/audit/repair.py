@@ -47,7 +47,7 @@ from judgeprobe.report.card import build_card
 from judgeprobe.report.markdown import render_repair_markdown
 from judgeprobe.report.overview import verdict_sentence
 from judgeprobe.report.repair import repair_section
-from judgeprobe.report.write import write_card
+from judgeprobe.report.write import render_card
 
 RepairSpecs = Sequence[str] | Mapping[str, Mapping[str, Any]]
 COMPARISON_FOLDER = "repair-compare"
@@ -122,7 +122,9 @@ def run_repair_audit(
     assert section is not None  # at least one repair was audited
     with StoreLock(original.store_path), RunStore(original.store_path) as store:
         store.put_run_meta(original.run_id, REPAIR, section)
-    original.card_paths = write_card(original.store_path, out, run_id=original.run_id)
+    original.card, original.card_paths = render_card(
+        original.store_path, out, run_id=original.run_id
+    )
     paths["json"] = write_atomic(
         out / "repair.json", json.dumps(summary, indent=2, allow_nan=False) + "\n"
     )

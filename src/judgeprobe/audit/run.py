@@ -61,6 +61,8 @@ class AuditOutcome:
     complete: bool
     reason: str | None = None
     card_paths: dict[str, Path] = field(default_factory=dict)
+    card: dict[str, Any] | None = None
+    """The Judge Card the audit wrote (None when it wrote none)."""
     engine_totals: dict[str, int] = field(default_factory=dict)
     rounds: dict[str, Any] | None = None
     """With ``engine.until_decided``: the rounds run and why they stopped
@@ -132,9 +134,9 @@ async def run_audit_async(
                 config, judge, store, store_path, selected, inputs, record, progress
             )
             if write_card:
-                from judgeprobe.report import write_card as render
+                from judgeprobe.report.write import render_card as render
 
-                outcome.card_paths = render(store, out, run_id=outcome.run_id)
+                outcome.card, outcome.card_paths = render(store, out, run_id=outcome.run_id)
             return outcome
     finally:
         await judge.aclose()

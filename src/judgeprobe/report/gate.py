@@ -7,8 +7,9 @@ decided each one's status; the gate only ranks them and says when there was noth
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
+from judgeprobe.core.gates import FailOn
 from judgeprobe.errors import ConfigError
 from judgeprobe.report.statuses import SEVERITY, verdict
 from judgeprobe.report.usage import USAGE_KEYS
@@ -45,7 +46,7 @@ def headline_statuses(card: Mapping[str, Any]) -> list[str]:
     ]
 
 
-GATES = ("warn", "fail", "inconclusive")
+GATES: tuple[str, ...] = tuple(gate for gate in get_args(FailOn) if gate != "never")
 """The ``fail_on`` values that gate (``never`` does not)."""
 
 

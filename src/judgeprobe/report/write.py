@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from judgeprobe._util.atomic import write_atomic
 from judgeprobe.engine.store import RunStore
@@ -22,14 +23,16 @@ FORMATS = ("json", "md", "html")
 FILE_NAMES = {"json": "card.json", "md": "card.md", "html": "card.html"}
 
 
-def write_card(
+def render_card(
     store: RunStore | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     formats: Sequence[str] = FORMATS,
     run_id: int | None = None,
-) -> dict[str, Path]:
-    """Build the card of a run store and write it in ``formats``; no judge is called.
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Build the card of a run store, write it in ``formats`` and return it with the paths
+    written (so a caller reads the card it wrote without reading the files back); no judge is
+    called.
 
     Figures are written as ``figures/<probe>-<figure>.png`` and ``.svg`` next to the card files,
     and the overview of every gated finding as ``figures/overview.svg`` and ``.png`` (the HTML
@@ -51,9 +54,9 @@ def write_card(
 
     Returns
     -------
-    dict
-        The path written for each format, plus ``"appendix"`` (with ``md``) and ``"figures"``
-        (the figure directory) when the card has figures.
+    tuple of dict
+        The card, and the path written for each format, plus ``"appendix"`` (with ``md``) and
+        ``"figures"`` (the figure directory) when the card has figures.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -90,4 +93,15 @@ def write_card(
         written[fmt] = write_atomic(path, text)
         if fmt == "md":
             written["appendix"] = write_atomic(out / APPENDIX_FILE, render_appendix(card))
-    return written
+    return card, written
+
+
+def write_card(
+    store: RunStore | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    formats: Sequence[str] = FORMATS,
+    run_id: int | None = None,
+) -> dict[str, Path]:
+    """:func:`render_card`'s paths alone: the card of a run store written in ``formats``."""
+    return render_card(store, out_dir, formats=formats, run_id=run_id)[1]

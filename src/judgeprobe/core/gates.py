@@ -1,7 +1,8 @@
 """The gates an audit's exit code can be set at: ``fail_on`` in a config, ``--fail-on`` on the
 command line.
 
-A module of its own, with no imports, so that the command line can list the gates in its help
+A contract of its own, with no imports, shared by the audit's config, the card's exit code
+(:func:`judgeprobe.report.gate.exit_code`) and the command line, which lists the gates in its help
 without importing the audit. A new gate is one more name in :data:`FailOn`.
 """
 
