@@ -57,6 +57,7 @@ from judgeprobe.report.tested import (
     tested_section,
 )
 from judgeprobe.report.usage import USAGE_KEYS, card_usage
+from judgeprobe.report.vacuous import read_against_sensitivity
 
 __all__ = [
     "COMPLETE_STATES",
@@ -161,6 +162,7 @@ def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -
     bodies.sort(key=lambda entry: kind_rank(entry[1].kind))
     probes = [probe_section(name, body, index) for index, (name, body) in enumerate(bodies)]
     unique_figure_files(probes)
+    read_against_sensitivity(probes)
     state, reason = run_state(run, meta)
     card: dict[str, Any] = {
         "card_version": CARD_VERSION,
