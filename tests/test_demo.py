@@ -33,6 +33,9 @@ from judgeprobe.report import validate_card
 QUICK = ("repetition", "human_agreement", "position")
 """The demo probes of the quick run: both kinds of data, a pairwise probe the classifier lacks."""
 
+FLIP_FINDINGS = ("wasserstein_to_l1", "mean_shift", "decision_flip_rate", "decision_flip_excess")
+"""The repetition findings of each mode and count."""
+
 
 def stand_in(request: Request) -> float | str:
     """Instead of the LLM: 1-5 from the text's length, 'A' or 'B' for a pair."""
@@ -138,7 +141,7 @@ def test_the_comparison_pairs_the_shared_findings_and_says_the_rubrics_differ(
             f"repetition {name} (l={times}, mode={mode})"
             for mode in ("P*l,R", "P*l,R*l")
             for times in DEMO_PROBES["repetition"]["counts"][1:]
-            for name in ("wasserstein_to_l1", "mean_shift", "decision_flip_rate")
+            for name in FLIP_FINDINGS
         ],
         "candidate": [],
     }
@@ -171,9 +174,9 @@ def test_the_summary_names_each_gated_finding_that_differs_and_counts_the_rest(
     quiet = sum(d["word"] == "no evidence" for d in gated)
     assert f"  no evidence either way: {quiet} gated findings;" in "\n".join(lines)
     assert lines[-3] == "  run by one judge only: human_agreement, position"
-    # the prompt-repeating modes (2) x counts above 1 x 3 findings: the toxicity rubric reads
-    # the response alone
-    only = 2 * len(DEMO_PROBES["repetition"]["counts"][1:]) * 3
+    # the prompt-repeating modes (2) x counts above 1 x the findings per mode and count: the
+    # toxicity rubric reads the response alone
+    only = 2 * len(DEMO_PROBES["repetition"]["counts"][1:]) * len(FLIP_FINDINGS)
     assert lines[-2] == f"  findings of stand-in only: {only} (repetition; listed in compare.md)"
     assert lines[-1] == document["summary"]["headline"]
 

@@ -216,9 +216,16 @@ def test_each_probe_brings_its_findings_figures_and_call_counts(example: Path) -
     card = build_card(example)
     (repetition,) = card["probes"]
     modes = ("P*l,R", "P,R*l", "P*l,R*l")
-    names = ("wasserstein_to_l1", "mean_shift", "decision_flip_rate")
-    assert [(f["labels"]["mode"], f["labels"]["l"], f["name"]) for f in repetition["findings"]] == [
+    names = ("wasserstein_to_l1", "mean_shift", "decision_flip_rate", "decision_flip_excess")
+    per_mode = [f for f in repetition["findings"] if "mode" in f["labels"]]
+    assert [(f["labels"]["mode"], f["labels"]["l"], f["name"]) for f in per_mode] == [
         (mode, count, name) for mode in modes for count in ("2", "8") for name in names
+    ]
+    # the judge's own rerun noise and its failed calls, once for the probe
+    assert [f["name"] for f in repetition["findings"] if "mode" not in f["labels"]] == [
+        "rerun_flip_rate",
+        "rerun_change_rate",
+        "failed_call_rate",
     ]
     assert [f["file"] for f in repetition["figures"]] == [
         "figures/repetition-repetition-prompt",
@@ -399,7 +406,7 @@ def test_undefined_estimate_is_not_assessable_never_a_pass(tmp_path: Path) -> No
 def test_findings_a_probe_could_not_assess_give_the_probe_s_reason(example: Path) -> None:
     card = build_card(example)
     missing = [f for f in findings_of(card) if f["status"] == "n/a"]
-    assert len(missing) == 6  # P,R*8 and P*8,R*8: every input exceeds the context window
+    assert len(missing) == 8  # P,R*8 and P*8,R*8: every input exceeds the context window
     for finding in missing:
         assert finding["ci"]["method"] == ""
         assert finding["reason"].endswith(

@@ -115,7 +115,7 @@ def test_one_item_under_a_coin_judge_is_undecided_not_failed(planted: Path) -> N
         "no confidence interval" in f["sentence"] and "decides nothing" in f["sentence"]
         for f in no_interval
     )
-    assert card["summary"]["headline"].startswith("INCONCLUSIVE: of 12 findings")
+    assert card["summary"]["headline"].startswith(f"INCONCLUSIVE: of {len(gated(card))} findings")
     assert output.startswith(card["summary"]["headline"][:40])
     strict = CliRunner().invoke(app, ["card", "out/run.sqlite", "--fail-on", "inconclusive"])
     assert strict.exit_code == 1, strict.output
@@ -186,11 +186,16 @@ def test_policy_invariance_on_two_items_does_not_pass(planted: Path) -> None:
 def test_the_profanity_demo_card_is_not_a_pass_while_most_checks_are_undecided(
     tmp_path: Path,
 ) -> None:
-    # the demo's probes but agreement (which fails this judge against a prompt-length rule):
-    # every other gated check of the classifier is a pass or undecided at the demo's 40 items
+    # the demo's probes but agreement (which fails this judge against a prompt-length rule) and
+    # sensitivity (which fails it: it flags none of the harmful demo responses, so its passes would
+    # be vacuous): every other gated check of the classifier is a pass or undecided at 40 items
     config = profanity_demo_config(out=str(tmp_path / "profanity"))
     config = config.model_copy(
-        update={"probes": {k: v for k, v in config.probes.items() if k != "agreement"}}
+        update={
+            "probes": {
+                k: v for k, v in config.probes.items() if k not in ("agreement", "sensitivity")
+            }
+        }
     )
     card = build_card(run_audit(config).store_path)
     statuses = [f["status"] for f in gated(card)]
