@@ -223,11 +223,11 @@ def test_a_card_rewritten_under_a_reader_is_replaced_whole_not_overwritten(
     [
         (
             ("--judge", "python:judges:broken"),
-            "nothing assessed: no judge request got a usable verdict (error: 35)",
+            "nothing assessed: no judge request got a usable verdict (error: 45)",
         ),
         (
             ("--judge", "python:judges:constant", "-J", "context_window=1"),
-            "nothing assessed: every input was skipped (35): each exceeds the judge's context "
+            "nothing assessed: every input was skipped (45): each exceeds the judge's context "
             "window, and inputs are never truncated",
         ),
     ],

@@ -75,16 +75,19 @@ def test_the_card_shows_each_repair_before_and_after_with_its_cost(
     (repair,) = card["repair"]["repairs"]
     assert (repair["repair"], repair["target_probe"]) == ("swap_average", "position")
     assert repair["cost_multiplier"] == 2.0
+    # the swap flip rate is the position probe's one gated finding; consistency is derived from it
+    flips = rows_of(repair)["swap_flip_rate"]
+    assert flips["before"]["estimate"] == 1.0 and flips["before"]["status"] == "fail"
+    assert flips["before"]["n"] == flips["after"]["n"] == 40
+    # every repaired verdict is a tie in both orders: no decisive pick is left to flip
+    assert flips["after"]["status"] == "n/a"
+    assert (flips["method"], flips["word"]) == ("paired", "better")
+    assert flips["difference"]["estimate"] == -1.0
+    assert flips["adjusted_pvalue"] < 0.05
     consistency = rows_of(repair)["position_consistency"]
     assert consistency["before"]["estimate"] == 0.0 and consistency["after"]["estimate"] == 1.0
-    assert consistency["before"]["n"] == consistency["after"]["n"] == 40
-    assert (consistency["before"]["status"], consistency["after"]["status"]) == ("fail", "pass")
-    assert (consistency["method"], consistency["word"]) == ("paired", "better")
-    difference = consistency["difference"]
-    assert difference["estimate"] == 1.0
-    assert difference["ci"]["low"] is not None and 0 < difference["ci"]["low"] <= 1.0
-    assert consistency["adjusted_pvalue"] < 0.05
-    assert {row["finding"] for row in repair["target_findings"]} >= {"position_consistency"}
+    assert (consistency["before"]["status"], consistency["after"]["status"]) == ("info", "info")
+    assert {row["finding"] for row in repair["target_findings"]} >= {"swap_flip_rate"}
 
 
 def test_the_section_links_the_repaired_card_and_the_comparison_and_says_its_verdict(
@@ -125,9 +128,10 @@ def test_the_short_markdown_card_has_a_line_per_repair_and_the_appendix_its_tabl
     (line,) = [text.replace("\\", "") for text in section.splitlines() if text.startswith("- ")]
     assert "cost 2 inner judge calls per verdict" in line
     assert line.startswith("- swap_average (targets position): ")
-    assert "Position consistency 0 → 1, difference 1 [" in line and "(paired): better" in line
+    assert "Swap flip rate 1 → n/a, difference -1 [" in line and "(paired): better" in line
+    # the repaired judge ties every pair: its one gated finding cannot be assessed
     assert line.endswith(
-        "repaired card: PASS ([repaired card](repair-swap_average/card.md),"
+        "repaired card: n/a ([repaired card](repair-swap_average/card.md),"
         " [comparison](repair-compare/compare.md))"
     )
     assert "| Finding | Slice | Before |" not in short  # the tables are in the appendix
@@ -135,8 +139,8 @@ def test_the_short_markdown_card_has_a_line_per_repair_and_the_appendix_its_tabl
     assert "## Repair" in appendix
     assert "| " + " | ".join(REPAIR_COLUMNS) + " |" in appendix
     row = (
-        r"\| Position consistency \|  \| 0 \[0, 0\.\d+\], n=40, FAIL \| 1 \[0\.9\d*, 1\], n=40, "
-        r"PASS \| 1 \[1, 1\] \| paired \| \d\.\d+e-\d+ \| better \|"
+        r"\| Swap flip rate \|  \| 1 \[0\.9\d*, 1\], n=40, FAIL \| n/a, n=40, n/a \| "
+        r"-1 \[-1, -1\] \| paired \| \d\.\d+e-\d+ \| better \|"
     )
     assert re.search(row, appendix.replace("\\", "")), appendix
 
@@ -190,13 +194,16 @@ def test_chunked_repairs_the_bypass_of_a_first_part_judge_inside_the_card(
     validate_card(card)
     (repair,) = card["repair"]["repairs"]
     assert repair["target_probe"] == "bypass" and 1.0 < repair["cost_multiplier"] < 4.0
-    (last,) = [
-        row
+    last = {
+        row["finding"]: row
         for row in repair["target_findings"]
-        if row["finding"] == "bypass_rate" and row["labels"] == {"k": "2", "position": "last"}
-    ]
-    assert (last["before"]["estimate"], last["after"]["estimate"]) == (1.0, 0.0)
-    assert (last["method"], last["word"]) == ("paired", "better")
+        if row["labels"] == {"k": "2", "position": "last"}
+    }
+    # the raw rate, paired by item, is information; its excess over the rerun null is gated
+    rate, excess = last["bypass_rate"], last["bypass_excess"]
+    assert (rate["before"]["estimate"], rate["after"]["estimate"]) == (1.0, 0.0)
+    assert (rate["method"], rate["word"]) == ("paired", "changed")
+    assert (excess["before"]["status"], excess["word"]) == ("fail", "better")
 
 
 def test_a_card_without_repairs_has_no_repair_section(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ def _still_running(complete: Path, tmp_path: Path) -> Path:
     shutil.copy(complete, copy)
     with sqlite3.connect(copy) as db:
         db.execute("UPDATE runs SET status = 'running', finished = NULL")
-        db.execute("DELETE FROM results WHERE name IN ('_status', '_engine')")
+        db.execute("DELETE FROM run_meta WHERE name IN ('status', 'engine')")
     db.close()
     return copy
 
