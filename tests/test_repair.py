@@ -436,8 +436,9 @@ def test_audit_with_a_repair_writes_both_cards_and_the_paired_before_after(tmp_p
     rows = {row["finding"]: row for row in repair["target_findings"]}
     assert rows["first_position_bias"]["before"]["estimate"] > 0.2
     assert rows["first_position_bias"]["after"]["estimate"] == 0.0
-    assert rows["first_position_bias"]["word"] == "better"
-    assert rows["position_consistency"]["word"] == "better"
+    # the swap flip rate is the position probe's gated finding; the others are derived from it
+    assert rows["swap_flip_rate"]["word"] == "better"
+    assert rows["first_position_bias"]["word"] == rows["position_consistency"]["word"] == "changed"
     consistency = rows["position_consistency"]
     assert consistency["method"] == "paired"
     assert consistency["difference"]["estimate"] == pytest.approx(
@@ -499,7 +500,14 @@ def test_the_command_line_repairs_with_a_repeatable_option(tmp_path: Path) -> No
     }
     assert words[("2", "last")]["before"]["estimate"] == 1.0
     assert words[("2", "last")]["after"]["estimate"] == 0.0
-    assert (words[("2", "last")]["method"], words[("2", "last")]["word"]) == ("paired", "better")
+    # the raw rate is information, paired by item; its excess over the rerun null is gated
+    assert (words[("2", "last")]["method"], words[("2", "last")]["word"]) == ("paired", "changed")
+    excess = next(
+        r
+        for r in repair["target_findings"]
+        if r["finding"] == "bypass_excess" and r["labels"] == {"k": "2", "position": "last"}
+    )
+    assert excess["word"] == "better"
     assert 1.0 < repair["cost_multiplier"] < 4.0
 
 

@@ -225,5 +225,11 @@ def test_an_audit_repairs_with_a_plain_and_a_chained_repair_side_by_side(tmp_pat
         r for r in single["target_findings"] if r["finding"] == "position_consistency"
     )
     assert (consistency["before"]["estimate"], consistency["after"]["estimate"]) == (0.0, 1.0)
-    assert consistency["word"] == "better"
+    assert consistency["word"] == "changed"  # derived from the swap flip rate, information
+    flips = next(r for r in single["target_findings"] if r["finding"] == "swap_flip_rate")
+    assert (flips["before"]["estimate"], flips["after"]["estimate"], flips["word"]) == (
+        1.0,
+        0.0,
+        "better",
+    )
     assert (tmp_path / "out" / "repair-single_answer+length_controlled" / "card.md").is_file()

@@ -117,8 +117,10 @@ def test_the_profanity_judge_on_a_small_pyrit_set_gets_scale_and_binary_agreemen
     assert agreement is not None
     assert (agreement.items, agreement.binary_items) == (15, 15)
     found = {f.name: f.estimate for f in agreement.findings if not f.labels}
-    for name in ("accuracy", "kappa", "mae", "rmse", "spearman", "quadratic_weighted_kappa"):
+    for name in ("kappa", "mae", "rmse", "spearman", "quadratic_weighted_kappa"):
         assert found[name].n == 15
+    # accuracy is a rate clustered by prompt: 8 prompts, too few to resample, so n counts them
+    assert found["accuracy"].n == 8
     # the judge's score is a probability in [0, 1]: it is calibrated against the humans
     assert found["expected_calibration_error"].defined
     assert found["accuracy"].estimate == pytest.approx(0.6)
