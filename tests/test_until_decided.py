@@ -47,7 +47,7 @@ from judgeprobe.report.schema import validate_card
 from judgeprobe.rubrics import builtin_rubric
 from judgeprobe.runs.probe import run_blocking
 from judgeprobe.stats import InvalidParameterError, proportion
-from judgeprobe.stats.sequential import SEQUENCE_METHOD, look_alpha, look_level
+from judgeprobe.stats.sequential import look_alpha, look_level
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 N_ITEMS = 400
@@ -205,13 +205,17 @@ def test_a_judge_far_from_its_thresholds_is_decided_on_a_prefix(tmp_path: Path) 
     assert rounds is not None and rounds["stopped"] == "decided"
     last = rounds["rounds"][-1]
     assert last["items"] < N_ITEMS
-    assert counted.calls == 2 * last["items"] < 2 * N_ITEMS
-    assert [r["calls"] for r in rounds["rounds"]] == [
-        2 * (r["items"] - before)
+    # two calls per item (base and repeated), and the reruns of the judge's noise null: a
+    # seeded sample of at most 80 requests per round's plan, each judged once
+    reruns = counted.calls - 2 * last["items"]
+    assert 0 < reruns <= 80 * len(rounds["rounds"]) and counted.calls < 2 * N_ITEMS
+    assert counted.calls == sum(r["calls"] for r in rounds["rounds"])
+    assert all(
+        r["calls"] >= 2 * (r["items"] - before)
         for r, before in zip(
             rounds["rounds"], [0, *[r["items"] for r in rounds["rounds"]][:-1]], strict=True
         )
-    ]
+    )
     statuses = {f.name: f.status for f in outcome.results["repetition"].findings if f.threshold}
     assert set(statuses.values()) == {"pass"}
     assert outcome.complete
@@ -219,11 +223,11 @@ def test_a_judge_far_from_its_thresholds_is_decided_on_a_prefix(tmp_path: Path) 
 
 def test_a_planted_effect_fails_and_the_card_shows_the_rounds(tmp_path: Path) -> None:
     outcome, _ = _audit(tmp_path, "out", flipping(0.4), max_calls=10_000)
+    assert outcome.results["repetition"].finding("decision_flip_excess").status == "fail"
     flip = outcome.results["repetition"].finding("decision_flip_rate")
-    assert flip.status == "fail"
-    # the flip rate, one outcome per item, has its confidence sequence at the audit's level;
-    # the other findings are computed at the last round's share of it
-    assert (flip.estimate.ci.level, flip.estimate.ci.method) == (0.95, SEQUENCE_METHOD)
+    # the raw flip rate is information now (its excess over the rerun null is gated): it, like
+    # the other findings, is computed at the last round's share of the error level
+    assert flip.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
     wasserstein = outcome.results["repetition"].finding("wasserstein_to_l1")
     assert wasserstein.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
     card = json.loads(outcome.card_paths["json"].read_text(encoding="utf-8"))
@@ -258,10 +262,10 @@ def test_a_cut_then_resumed_run_pays_no_call_twice(tmp_path: Path) -> None:
     assert fresh.rounds["stopped"] in ("decided", "data")
     # the engine's budget cuts the second round part-way, as a killed run stops
     cut, cut_calls = _audit(
-        tmp_path, "resumed", flipping(0.10), max_calls=10_000, engine_max_calls=70
+        tmp_path, "resumed", flipping(0.10), max_calls=10_000, engine_max_calls=130
     )
     assert cut.rounds["stopped"] == "budget" and cut.rounds["cut_round"] == 2
-    assert cut_calls.calls == 70
+    assert cut_calls.calls == 130
     resumed, resumed_calls = _audit(tmp_path, "resumed", flipping(0.10), max_calls=10_000)
     assert resumed_calls.calls == fresh_calls.calls - cut_calls.calls
     assert resumed.rounds["rounds"][0]["calls"] == 0
@@ -311,7 +315,7 @@ def test_the_rounds_print_one_line_each(tmp_path: Path, capsys: pytest.CaptureFi
     looks = len(UntilDecided(max_calls=1, start_items=25).sizes(N_ITEMS))
     level = look_level(0.95, 1, looks=looks)
     assert lines[0].startswith(
-        f"round 1: 25 items, 50 new calls, level {level:.4f}; gated findings:"
+        f"round 1: 25 items, 60 new calls, level {level:.4f}; gated findings:"
     )
     assert len(lines) >= 2
 

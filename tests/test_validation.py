@@ -172,7 +172,8 @@ def test_a_threshold_for_a_finding_no_selected_probe_reports_lists_the_findings(
     with pytest.raises(
         ConfigError,
         match=r"^config: thresholds: no selected probe reports a finding 'flip_rat' \(probes: "
-        r"repetition, permutation\); .*findings are: decision_flip_rate, first_part_match, ",
+        r"repetition, permutation\); .*findings are: decision_flip_excess, decision_flip_rate, "
+        r"failed_call_rate, first_part_match, ",
     ):
         parse_config({**AUDIT, "thresholds": {"flip_rat": {"fail": 0.1}}})
     # a finding of a probe that is not selected, or aimed at the wrong probe, is unknown too
