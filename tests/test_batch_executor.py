@@ -229,5 +229,7 @@ def test_the_audit_command_takes_the_executor_option(
             "--fail-on", "never", "--executor", "openai-batch"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert server.created == 1 and server.calls == 0 and server.batch_lines > 0
+    # one batch per stage: the repetitions, then the rest of the rerun null's sample when the
+    # stub's reruns disagree; never a live call
+    assert server.created in (1, 2) and server.calls == 0 and server.batch_lines > 0
     assert f"judge calls: {server.batch_lines}," in result.output
