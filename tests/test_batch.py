@@ -280,7 +280,10 @@ def test_a_vllm_run_batch_line_is_read_as_an_openai_one(stub: BatchServer, tmp_p
     with RunStore(report.store) as store:
         ok, error = store.get(lines[0]["custom_id"]), store.get(lines[1]["custom_id"])
     label = stub.label_for(stub.key_of(json.dumps(lines[0]["body"]).encode()))
-    assert ok is not None and ok.status is VerdictStatus.OK and ok.label == label
+    assert ok is not None and ok.status is VerdictStatus.OK
+    # a first trial is the answer's most likely label; a rerun (the noise null's trial 1) is a
+    # label drawn from the answer's distribution, seeded by the request
+    assert ok.label == label if ok.trial == 0 else ok.label in (ok.distribution or {})
     assert ok.distribution is not None  # read from the logprobs, as a live answer is
     assert error is not None and "context length exceeded" in str(error.error)
 
