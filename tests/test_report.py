@@ -238,7 +238,7 @@ def test_each_probe_brings_its_findings_figures_and_call_counts(example: Path) -
     # the variants and the rerun null's trial-1 requests (those of over-long inputs skipped too)
     assert (usage["requests"], usage["calls"], usage["skipped"], usage["ok"]) == (136, 95, 41, 95)
     assert card["usage"]["engine"]["called"] == usage["calls"]
-    assert card["usage"]["probes"]["skipped"] == 28
+    assert card["usage"]["probes"]["skipped"] == 41
 
 
 def test_probes_are_grouped_by_kind_agreement_with_humans_first(tmp_path: Path) -> None:
