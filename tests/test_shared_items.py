@@ -86,6 +86,17 @@ def test_a_four_item_cluster_behind_a_thousand_concatenations_cannot_pass() -> N
     assert est.ci.high > DEPARTURE_FAIL  # far from a pass below the warn line
 
 
+def test_four_items_in_every_concatenation_of_sixteen_cannot_pass_on_a_few_that_miss_one() -> None:
+    """Sixteen parts drawn from four items: nearly every concatenation holds all four, so
+    deleting an item leaves a handful, and the jackknife would read the spread off them."""
+    rng = np.random.default_rng(4)
+    members = [tuple(rng.choice(list("abcd"), size=16, replace=True)) for _ in range(199)]
+    departed = [i < 5 for i in range(199)]  # 5 of 199 (0.025) depart
+    est = shared_item_proportion(departed, members)
+    assert est.n == 4
+    assert est.ci.high > DEPARTURE_FAIL  # four items decide nothing
+
+
 def test_twelve_pairs_of_four_items_are_four_items_of_evidence() -> None:
     members = list(itertools.combinations("abcd", 2)) * 2
     est = shared_item_proportion([0] * len(members), members)

@@ -93,8 +93,9 @@ def shared_item_variance(values: ArrayLike, members: Members) -> SharedItemVaria
     -------
     SharedItemVariance
         The variance (the module's steps 1 and 2), the distinct items, the units and the mean
-        number of distinct items per unit. NaN variance with fewer than two units, or when fewer
-        than two items can be deleted without deleting every unit.
+        number of distinct items per unit. NaN variance with fewer than two units, with fewer
+        than twice as many items as a unit holds (deleting one item would delete most units),
+        or when fewer than two items can be deleted without deleting every unit.
 
     Examples
     --------
@@ -115,7 +116,9 @@ def shared_item_variance(values: ArrayLike, members: Members) -> SharedItemVaria
     items = sorted({i for s in sets for i in s}, key=repr)
     units = int(y.size)
     parts = float(np.mean([len(s) for s in sets])) if sets else 0.0
-    if units < 2:
+    if units < 2 or len(items) < 2 * parts:
+        # with fewer than twice as many items as a unit holds, deleting one item deletes most
+        # units: the jackknife reads the spread off the few left, and says nothing
         return SharedItemVariance(float("nan"), len(items), units, parts)
     incidence = _incidence(sets, items)
     jackknife = _jackknife(y, incidence)
