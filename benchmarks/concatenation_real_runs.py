@@ -216,15 +216,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--counts", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--cluster-ks", type=int, nargs="+", default=[2, 4, 8])
-    parser.add_argument("--per-cluster", type=int, default=200)
+    parser.add_argument(
+        "--per-cluster",
+        type=int,
+        default=200,
+        help="cluster: concatenations per cluster and k (0: sized)",
+    )
     parser.add_argument("--quantile", type=float, default=0.1)
     parser.add_argument("--cluster-by", choices=("auto", "class", "quantile"), default="auto")
     parser.add_argument("--perm-ks", type=int, nargs="+", default=[4, 8])
-    parser.add_argument("--n-tuples", type=int, default=200)
+    parser.add_argument(
+        "--n-tuples", type=int, default=200, help="permutation: tuples per k (0: sized)"
+    )
     parser.add_argument("--sample-sizes", type=int, nargs=3, default=[50, 25, 50])
     parser.add_argument("--levels", choices=("decision", "quantile"), default="decision")
     parser.add_argument("--bypass-ks", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--draws", type=int, default=10, help="bypass: fillers per positive item")
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=10,
+        help="bypass: filler tuples per positive item and k (0: sized, at most 10)",
+    )
     parser.add_argument("--false-alarm-items", type=int, default=50)
     parser.add_argument("--store", default=":memory:", help="run store (SQLite) path")
     parser.add_argument("--out", help="write every probe result as JSON here")
