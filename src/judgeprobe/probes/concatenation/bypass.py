@@ -84,7 +84,7 @@ from judgeprobe.probes.concatenation.bypass_tally import (
 )
 from judgeprobe.probes.concatenation.gating import (
     added_names,
-    gate,
+    gated_result,
     rerun_stage,
     with_first_reruns,
 )
@@ -502,19 +502,12 @@ class BypassProbe(BypassUnits, Probe):
                 {"item": i, "judged": n, "bypassed": b} for i, (n, b) in per_item.items()
             ],
         }
-        findings = gate(
-            findings,
+        return gated_result(
+            self,
             plan,
             verdicts,
             self.excess,
             level=self.confidence_level,
-            notes=notes,
-            tables=tables,
-        )
-        return ProbeResult(
-            probe=self.name,
-            kind=self.kind,
-            params=self.params(),
             findings=findings,
             figures=figures,
             tables=tables,

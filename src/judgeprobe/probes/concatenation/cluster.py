@@ -59,7 +59,7 @@ from judgeprobe.probes.concatenation.cluster_design import (
 from judgeprobe.probes.concatenation.evidence import class_evidence
 from judgeprobe.probes.concatenation.gating import (
     added_names,
-    gate,
+    gated_result,
     rerun_stage,
     with_first_reruns,
 )
@@ -358,19 +358,12 @@ class ClusterProbe(ClusterUnits, Probe):
             "concatenations": rows,
             "score_span": span,
         }
-        findings = gate(
-            findings,
+        return gated_result(
+            self,
             plan,
             verdicts,
             self.excess,
             level=self.confidence_level,
-            notes=notes,
-            tables=tables,
-        )
-        return ProbeResult(
-            probe=self.name,
-            kind=self.kind,
-            params=self.params(),
             findings=findings,
             figures=figures,
             tables=tables,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from judgeprobe.core.plan import Plan, Verdicts
-from judgeprobe.probes.base import Finding
+from judgeprobe.probes.base import FigureSpec, Finding, Probe, ProbeResult
 from judgeprobe.probes.concatenation.reruns import (
     Excess,
     next_reruns,
@@ -89,4 +89,37 @@ def gate(
     return out
 
 
-__all__ = ["EXCESS_UNPAIRED", "added_names", "gate", "rerun_stage", "unpaired", "with_first_reruns"]
+def gated_result(
+    probe: Probe,
+    plan: Plan[Any],
+    verdicts: Verdicts,
+    excess: Mapping[str, Excess],
+    *,
+    level: float,
+    findings: list[Finding],
+    figures: list[FigureSpec],
+    tables: dict[str, Any],
+    notes: list[str],
+) -> ProbeResult:
+    """``probe``'s result, its ``findings`` read against the rerun null (:func:`gate`)."""
+    gated = gate(findings, plan, verdicts, excess, level=level, notes=notes, tables=tables)
+    return ProbeResult(
+        probe=probe.name,
+        kind=probe.kind,
+        params=probe.params(),
+        findings=gated,
+        figures=figures,
+        tables=tables,
+        notes=notes,
+    )
+
+
+__all__ = [
+    "EXCESS_UNPAIRED",
+    "added_names",
+    "gate",
+    "gated_result",
+    "rerun_stage",
+    "unpaired",
+    "with_first_reruns",
+]

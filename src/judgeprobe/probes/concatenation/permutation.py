@@ -45,7 +45,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.concatenation.gating import (
     added_names,
-    gate,
+    gated_result,
     rerun_stage,
     with_first_reruns,
 )
@@ -373,19 +373,12 @@ class PermutationProbe(PermutationUnits, Probe):
             "per_k": per_k,
             "score_span": span,
         }
-        findings = gate(
-            findings,
+        return gated_result(
+            self,
             plan,
             verdicts,
             self.excess,
             level=self.confidence_level,
-            notes=notes,
-            tables=tables,
-        )
-        return ProbeResult(
-            probe=self.name,
-            kind=self.kind,
-            params=self.params(),
             findings=findings,
             figures=figures,
             tables=tables,

@@ -32,7 +32,7 @@ from judgeprobe.probes.base import (
 )
 from judgeprobe.probes.concatenation.gating import (
     added_names,
-    gate,
+    gated_result,
     rerun_stage,
     unpaired,
     with_first_reruns,
@@ -268,19 +268,12 @@ class RepetitionProbe(Probe):
                     f"truncated ({'; '.join(skipped)} items)"
                 )
         tables: dict[str, Any] = {"base": base.to_dict(), "variants": rows, "score_span": span}
-        findings = gate(
-            findings,
+        return gated_result(
+            self,
             plan,
             verdicts,
             EXCESS,
             level=self.confidence_level,
-            notes=notes,
-            tables=tables,
-        )
-        return ProbeResult(
-            probe=self.name,
-            kind=self.kind,
-            params=self.params(),
             findings=findings,
             figures=figures,
             tables=tables,
