@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -242,3 +243,26 @@ def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Pat
         reported = {f.name for f in result.findings}
         assert declared is not None and reported and reported <= set(declared), name
     assert "falsifier" in {f.name for f in outcome.results["length_null"].findings}
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"fail": float("nan")}, "fail: Input should be a finite number"),
+        ({"warn": float("inf")}, "warn: Input should be a finite number"),
+        ({"warn": 0.3, "fail": 0.1}, "warn (0.3) is above fail (0.1)"),
+        ({"warn": 0.1, "fail": 0.3, "higher_is_worse": False}, "warn (0.1) is below fail (0.3)"),
+    ],
+)
+def test_a_threshold_that_is_not_finite_or_out_of_order_is_refused(
+    option: dict[str, object], message: str
+) -> None:
+    """NaN or inf crashed card writing after every call was made; a warn line beyond the fail
+    line could never warn."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_config({**AUDIT, "thresholds": {"decision_flip_rate": option}})
+
+
+def test_a_negative_line_for_a_distance_is_refused() -> None:
+    with pytest.raises(ConfigError, match="a distance is never negative"):
+        parse_config({**AUDIT, "thresholds": {"wasserstein_to_l1": {"fail": -0.1}}})

@@ -20,6 +20,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -86,9 +87,23 @@ class ThresholdOption(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    warn: float | None = None
-    fail: float | None = None
+    warn: float | None = Field(default=None, allow_inf_nan=False)
+    fail: float | None = Field(default=None, allow_inf_nan=False)
     higher_is_worse: bool = True
+
+    @model_validator(mode="after")
+    def _in_order(self) -> ThresholdOption:
+        """A warn line beyond the fail line could never warn: the card would jump from pass to
+        fail. Where both are given, warn comes first in the direction that is worse."""
+        if self.warn is not None and self.fail is not None:
+            beyond = self.warn > self.fail if self.higher_is_worse else self.warn < self.fail
+            if beyond:
+                side = "above" if self.higher_is_worse else "below"
+                raise ValueError(
+                    f"warn ({self.warn:g}) is {side} fail ({self.fail:g}): with higher_is_worse "
+                    f"{self.higher_is_worse}, a value reaches warn before fail"
+                )
+        return self
 
     def threshold(self) -> Threshold:
         return Threshold(self.warn, self.fail, self.higher_is_worse)
@@ -188,6 +203,14 @@ class AuditConfig(BaseModel):
     ) -> dict[str, ThresholdOption]:
         """A threshold key must name a finding of a selected probe (``name`` or ``probe.name``);
         of any probe when none is selected (the audit then runs every probe that applies)."""
+        for key, option in value.items():
+            lines = [v for v in (option.warn, option.fail) if v is not None]
+            if "wasserstein" in key and any(v < 0 for v in lines):
+                raise PydanticCustomError(
+                    "negative_distance",
+                    "{key}: a distance is never negative, so a line below 0 fails every judge",
+                    {"key": key},
+                )
         probes = info.data.get("probes")
         if value and isinstance(probes, dict):
             try:
