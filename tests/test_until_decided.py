@@ -476,3 +476,11 @@ def test_rounds_add_reproduction_trials_while_the_trial_findings_are_undecided()
     assert (
         f"Reproduction trials of policy, round by round: {', '.join(map(str, trials))}." in sentence
     )
+
+
+def test_a_run_cut_by_the_budget_in_its_first_round_says_budget_not_data(tmp_path: Path) -> None:
+    """It said "stopped because the data is exhausted" with nothing decided."""
+    cut, calls = _audit(tmp_path, "cut", flipping(0.10), max_calls=10_000, engine_max_calls=20)
+    assert cut.rounds["stopped"] == "budget" and cut.rounds["cut_round"] == 1
+    assert cut.rounds["stopped_because"] != "the data is exhausted"
+    assert calls.calls == 20 and not cut.complete

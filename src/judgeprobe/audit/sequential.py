@@ -282,9 +282,8 @@ async def run_until_decided(
             results, previous = await _round(ordered, engine, n, trials, spent, seed, prepare)
         except BudgetExhausted as exc:
             if not outcome.rounds:
-                outcome.reason = str(exc)
-            else:
-                outcome.stopped, outcome.cut_round = "budget", index
+                outcome.reason = str(exc)  # nothing decided: the audit is incomplete
+            outcome.stopped, outcome.cut_round = "budget", index
             break
         results = decide_round(
             results, {a.name: a.probe for a in ordered}, alpha=alpha, spent=spent
