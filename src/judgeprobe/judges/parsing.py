@@ -25,7 +25,8 @@ def parse_label(text: str, rubric: Rubric) -> str | None:
     prefix = rubric.answer_prefix.strip().rstrip(":").lower()
     if prefix and body.lower().startswith(prefix):
         body = body[len(prefix) :].lstrip(" :*\n")
-    tokens = re.findall(r"[A-Za-z]+|\d+(?:\.\d+)?", body[:200])
+    # a number keeps its sign: "Score: -1" holds no label of a 1-5 scale, not the label 1
+    tokens = re.findall(r"[A-Za-z]+|-?\d+(?:\.\d+)?", body[:200])
     by_lower = {label.lower(): label for label in rubric.labels}
     for token in tokens[:8]:
         lowered = token.lower()
@@ -40,9 +41,15 @@ def parse_label(text: str, rubric: Rubric) -> str | None:
 
 
 def parse_number(text: str, rubric: Rubric) -> float | None:
-    """The first number in ``text`` inside the rubric's range (continuous rubrics)."""
-    for match in re.findall(r"-?\d+(?:\.\d+)?", text[:200]):
+    """The first finite number in ``text`` inside the rubric's range (continuous rubrics).
+
+    A number is read whole, exponent included: ``1e-3`` is 0.001 and ``1e999`` (infinite) is no
+    score, never the 1 in front of them.
+    """
+    for match in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text[:200]):
         value = float(match)
+        if not math.isfinite(value):
+            continue
         if rubric.range is None or rubric.range[0] <= value <= rubric.range[1]:
             return value
     return None
