@@ -509,3 +509,13 @@ def test_pending_requests_are_sent_grouped_by_rubric_and_shared_prompt() -> None
     for name in ("harmfulness", "terse"):
         prompts = [prompt for rubric, prompt in sent if rubric == name]
         assert prompts == sorted(prompts)  # requests sharing a prompt run one after another
+
+
+def test_a_short_api_key_the_judge_declares_is_redacted_from_the_store(tmp_path: Path) -> None:
+    """A 7-character key (``OPENAI_API_KEY=tok1234``) echoed by a server was stored verbatim:
+    secrets under 8 characters were never replaced."""
+    store = RunStore(tmp_path / "s.sqlite", secrets=["tok1234"])
+    store.set_meta("note", "the server echoed Bearer tok1234 back")
+    store.close()
+    raw = (tmp_path / "s.sqlite").read_bytes()
+    assert b"tok1234" not in raw

@@ -25,9 +25,13 @@ from urllib.parse import unquote, urlsplit
 REDACTED = "[redacted]"
 
 MIN_SECRET_LENGTH = 8
-"""Shorter known values (``1``, ``true``, a 4-letter password) are not replaced everywhere: that
-would garble ordinary text. Where they stand in a URL or under a secret-looking key they are
-still redacted."""
+"""Shorter values of secret-looking environment variables (``1``, ``true``, a 4-letter password)
+are not replaced everywhere: that would garble ordinary text. Where they stand in a URL or under a
+secret-looking key they are still redacted."""
+
+MIN_DECLARED_LENGTH = 4
+"""A secret a judge declares (its API key) is one, however short: from this length on it is
+replaced wherever it appears (a 7-character key echoed by a server is redacted)."""
 
 _SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 _SECRET_NAME = re.compile(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from judgeprobe._util.hashing import canonical_json
-from judgeprobe._util.redaction import Redactor
+from judgeprobe._util.redaction import MIN_DECLARED_LENGTH, Redactor
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine.store_base import FRESH_START, StoreBase
@@ -129,7 +129,7 @@ class RunStore(PlanStore, SkippedRowsStore, BatchStore, RunMetaStore):
 
     def __init__(self, path: str | Path, *, secrets: Sequence[str] = ()) -> None:
         self.path = str(path)
-        self.redactor = Redactor(secrets)
+        self.redactor = Redactor(secrets, min_length=MIN_DECLARED_LENGTH)
         """Applied to every text written; :meth:`add_secrets` teaches it more secrets."""
         if self.path != ":memory:":
             if Path(self.path).is_dir():
