@@ -152,6 +152,16 @@ def test_score_on_unlabelled_data_prints_no_agreement(tmp_path: Path) -> None:
     assert "agreement with human labels" not in done.stdout
 
 
+def test_score_refuses_a_verdicts_file_it_cannot_write_before_judging(tmp_path: Path) -> None:
+    """``score -o v.txt`` was refused only after every item was judged."""
+    (tmp_path / "plain.csv").write_text("prompt,response\nhi,there\n", encoding="utf-8")
+    args = ["score", "--judge", "profanity", "--rubric", "toxicity", "--data", "plain.csv"]
+    done = _cli(*args, "--store", "s.sqlite", "-o", "v.txt", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "cannot write v.txt: use a .csv or .jsonl file name" in done.stderr
+    assert not (tmp_path / "s.sqlite").exists()  # no store opened, no call made
+
+
 def test_an_agreement_audit_of_a_probability_judge_draws_its_reliability_diagram(
     tmp_path: Path,
 ) -> None:

@@ -238,8 +238,10 @@ def score(
     from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
     from judgeprobe.judges.registry import build_judge
     from judgeprobe.rubrics import get_rubric
-    from judgeprobe.runs.scoring import score_items
+    from judgeprobe.runs.scoring import check_verdicts_path, score_items
 
+    if output is not None:
+        check_verdicts_path(output)  # before any call: a wrong name costs no judging
     dataset = load_dataset(data) if loader is None else load_dataset(data, loader=loader)
     items = list(dataset.items[:limit] if limit else dataset.items)
     the_judge = build_judge(judge, **parse_judge_options(judge_option))

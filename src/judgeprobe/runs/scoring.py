@@ -95,7 +95,7 @@ class ScoreResult:
                 writer.writeheader()
                 writer.writerows(rows)
         else:
-            raise ConfigError(f"cannot write {path}: use a .csv or .jsonl file name")
+            check_verdicts_path(path)
         return path
 
 
@@ -159,3 +159,14 @@ def _probability_labels(rubric: Rubric, verdicts: Sequence[Verdict]) -> list[str
             if label not in labels:
                 labels.append(label)
     return labels
+
+
+VERDICT_FILES = (".csv", ".jsonl")
+"""The file kinds the verdicts of a scoring run are written as."""
+
+
+def check_verdicts_path(path: str | Path) -> None:
+    """A :class:`ConfigError` unless ``path`` names a kind of file the verdicts can be written
+    as: checked before any judging, so a wrong name costs no call."""
+    if Path(path).suffix not in VERDICT_FILES:
+        raise ConfigError(f"cannot write {path}: use a .csv or .jsonl file name")
