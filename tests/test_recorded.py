@@ -17,6 +17,7 @@ import pytest
 
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.run import run_audit
+from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.data.items import HumanLabel, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.errors import ConfigError, DataError
 from judgeprobe.judges.recorded import RecordedJudge
@@ -188,6 +189,26 @@ def test_the_output_of_judgeprobe_score_is_a_recorded_judge(tmp_path: Path) -> N
     first, second = (judge.lookup(base_request(ctx, item)) for item in items(2))
     assert first.score == 1.0
     assert (second.status.value, second.error) == ("error", "recorded with status 'unparseable'")
+
+
+def test_a_recorded_label_and_score_that_disagree_are_unparseable_not_one_of_them(
+    tmp_path: Path,
+) -> None:
+    """A label 'true' (1) recorded with a score 0 was accepted as it was."""
+    rows = [
+        {"id": "refusal-1", "label": "true", "score": 0.0},
+        {"id": "refusal-2", "label": "true", "score": 1.0},
+    ]
+    judge = RecordedJudge(write(rows, tmp_path / "verdicts.jsonl"))
+    judge.bind(items(2))
+    from judgeprobe.core.plan import ProbeContext
+    from judgeprobe.probes.decisions import base_request
+
+    ctx = ProbeContext(judge.fingerprint, REFUSAL)
+    torn, agreed = (judge.lookup(base_request(ctx, item)) for item in items(2))
+    assert torn.status is VerdictStatus.UNPARSEABLE
+    assert "the recorded label 'true' (value 1) and score 0 disagree" in str(torn.error)
+    assert (agreed.status, agreed.score, agreed.label) == (VerdictStatus.OK, 1.0, "true")
 
 
 def test_a_bad_line_is_a_data_error_naming_the_file_and_the_line(tmp_path: Path) -> None:

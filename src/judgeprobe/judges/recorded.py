@@ -293,6 +293,16 @@ class RecordedJudge(BaseJudge):
             score = rubric.value_of(label)
         if not math.isfinite(score):
             return Verdict.unparseable(str(score))
+        recorded = (
+            rubric.value_of(label) if isinstance(label, str) and label in rubric.values else None
+        )
+        if recorded is not None and "score" in row and recorded != score:
+            # a recorded label 1 with a score 5: which one the judge meant cannot be told
+            return Verdict.unparseable(
+                raw,
+                error=f"the recorded label {label!r} (value {recorded:g}) and score {score:g} "
+                "disagree",
+            )
         meta: Mapping[str, Any] = (
             {"probability": row["probability"]} if "probability" in row else {}
         )
