@@ -228,35 +228,17 @@ FAMILIES = families()
 
 
 @dataclass
-class ItemOutcome:
-    """What the simulated audits of one family gave."""
+class ItemOutcome(verdicts.Outcome):
+    """What the simulated audits of one family gave: the per-request study's counts (false fail,
+    power, coverage), plus the naive interval's coverage and the passes just past the warn line."""
 
-    family: ItemFamily
-    sims: int
-    null_fails: int = 0
-    effect_fails: int = 0
-    covered: int = 0
     naive_covered: int = 0
-    assessed: int = 0
     warn_passes: int = 0
-    seconds: float = 0.0
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def count(self, judge: str, status: str) -> None:
         seen = self.statuses.setdefault(judge, {})
         seen[status] = seen.get(status, 0) + 1
-
-    @property
-    def false_fail(self) -> float:
-        return self.null_fails / self.sims
-
-    @property
-    def power(self) -> float:
-        return self.effect_fails / self.sims
-
-    @property
-    def coverage(self) -> float:
-        return self.covered / self.assessed if self.assessed else float("nan")
 
     @property
     def naive_coverage(self) -> float:
