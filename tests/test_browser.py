@@ -306,7 +306,13 @@ def test_demo_card_shows_its_sections_and_a_non_blank_screenshot(
     assert len(probe_headings) == len(probes)
     for name in names:
         assert any(h.startswith(f"Probe: {name} ") for h in probe_headings), name
-    assert driver.find_element("id", "overall").text in ("PASS", "WARN", "FAIL", "n/a")
+    assert driver.find_element("id", "overall").text in (
+        "PASS",
+        "WARN",
+        "FAIL",
+        "INCONCLUSIVE",
+        "n/a",
+    )
     height = driver.execute_script("return document.documentElement.scrollHeight")
     assert_screenshot(driver, tmp_path / "card.png", int(height))
 
