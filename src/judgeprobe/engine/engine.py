@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from judgeprobe.core.judge import Judge, JudgeCapabilities
 from judgeprobe.core.request import Request
-from judgeprobe.core.verdict import Verdict, VerdictStatus, check_score
+from judgeprobe.core.verdict import Verdict, VerdictStatus, check_verdict
 from judgeprobe.engine.executors.base import Executor
 from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.ordering import warm_order
@@ -102,8 +102,9 @@ class Engine:
     """Judges requests through one judge, caching every verdict in a run store.
 
     Every call attempt (a retry, each request of a batch) is reserved on the budget before it is
-    sent, so the calls made never exceed it; every verdict passes :func:`check_score` against its
-    request's rubric before it is stored or returned.
+    sent, so the calls made never exceed it; every verdict passes :func:`check_verdict` against its
+    request's rubric before it is stored or returned (a label outside the scale, a distribution
+    that is none, a ``nan`` in ``meta``: unparseable, with the reason).
 
     Examples
     --------
@@ -158,7 +159,7 @@ class Engine:
 
         by_key = {r.key: r for r in distinct}
         verdicts = {
-            key: check_score(verdict, by_key[key].rubric.score_range)
+            key: check_verdict(verdict, by_key[key].rubric)
             for key, verdict in self.store.get_many(list(by_key)).items()
         }
         if self.config.retry_errors:
@@ -298,7 +299,7 @@ class Engine:
         wanted = {r.key: r for r in handed}
         for key, verdict in executed.verdicts.items():
             if key in wanted:
-                verdicts[key] = check_score(verdict, wanted[key].rubric.score_range)
+                verdicts[key] = check_verdict(verdict, wanted[key].rubric)
                 self._count(verdicts[key], stats)
         return executed.stopped or refusal
 
@@ -373,14 +374,14 @@ class Engine:
                         batch, "backend returned a wrong number of verdicts", attempt
                     )
                 checked = [
-                    check_score(
-                        v.but(
+                    check_verdict(
+                        _returned(v).but(
                             key=r.key,
                             trial=r.trial,
-                            latency_s=v.latency_s or latency,
+                            latency_s=v.latency_s or latency if isinstance(v, Verdict) else latency,
                             attempts=attempt,
                         ),
-                        r.rubric.score_range,
+                        r.rubric,
                     )
                     for r, v in zip(batch, results, strict=True)
                 ]
@@ -422,6 +423,14 @@ def gave_up(verdict: Verdict) -> bool:
         verdict.status is VerdictStatus.ERROR
         and re.search(r"\(gave up after \d+ attempts\)$", error) is not None
     )
+
+
+def _returned(value: object) -> Verdict:
+    """What a judge returned, as a verdict: an error verdict naming it when it is no
+    :class:`Verdict` (a plugin that returns a dict or a number)."""
+    if isinstance(value, Verdict):
+        return value
+    return Verdict.failed(f"the judge returned a {type(value).__name__}, not a Verdict")
 
 
 async def _one(judge: Judge, request: Request) -> list[Verdict]:

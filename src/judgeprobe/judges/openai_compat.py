@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import functools
 import json
 import math
 import os
@@ -34,16 +33,38 @@ from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
 from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.base import BaseJudge
-from judgeprobe.judges.parsing import verdict_from_distribution, verdict_from_text
-from judgeprobe.rubrics import Rubric
+from judgeprobe.judges.completion import (
+    MAX_TOKEN_COUNT,
+    SNIPPET,
+    completion_verdict,
+    label_distribution,
+    snippet,
+    token_count,
+)
+from judgeprobe.judges.openai_http import (
+    MAX_BODY_BYTES,
+    BodyTooLarge,
+    authorization,
+    endpoint,
+    read_bounded,
+)
+
+__all__ = [
+    "MAX_TOKEN_COUNT",
+    "PROMPT_FORMAT",
+    "OpenAIJudge",
+    "completion_verdict",
+    "label_distribution",
+    "messages",
+    "parse_retry_after",
+    "token_count",
+]
 
 PROMPT_FORMAT = "1"
 """Version of how a request becomes chat messages; part of the fingerprint, bumped on change."""
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
-_SNIPPET = 200
-_STRIP = " \t\r\n*\"'`.,:;!()[]"
-_SYNONYMS = {"true": ("yes",), "false": ("no",)}
+_SNIPPET = SNIPPET
 
 
 class OpenAIJudge(BaseJudge):
@@ -53,14 +74,16 @@ class OpenAIJudge(BaseJudge):
     ----------
     base_url : str
         The API root, e.g. ``"https://api.openai.com/v1"`` or ``"http://127.0.0.1:8000/v1"``;
-        requests go to ``{base_url}/chat/completions``.
+        requests go to ``{base_url}/chat/completions`` (a query string of ``base_url``, such as
+        ``?api-version=...``, is kept after that path).
     model : str
         The model name the server expects.
     api_key_env : str
         Environment variable holding the API key, read at each call and sent as a Bearer token.
         When unset, no Authorization header is sent (local servers). Credentials can also sit
-        in ``base_url`` (``https://user:password@host/v1``, sent as HTTP basic auth) or in
-        ``extra_body``; every one of them is redacted from what judgeprobe writes.
+        in ``base_url`` (``https://user:password@host/v1``, sent as HTTP basic auth; they win
+        over the API key, which is then not sent) or in ``extra_body``; every one of them is
+        redacted from what judgeprobe writes.
     temperature, seed, max_tokens : decoding parameters passed through. With ``seed`` set, trial
         ``t`` is sent with ``seed + t``.
     logprobs, top_logprobs : ask for next-token log-probabilities; where the server returns them
@@ -81,6 +104,10 @@ class OpenAIJudge(BaseJudge):
         (llama.cpp's server reads ``cache_prompt`` in the request body). Sent when set, and part
         of the fingerprint then: logits computed over a cached prefix need not be bit-identical
         to those of a full evaluation. None (the default) sends nothing: the server's default.
+    max_body_bytes : int
+        The most bytes of an answer read (default 8 MiB); a longer answer is not read and the
+        call is an error verdict. The answer text a verdict keeps is capped apart (see
+        :data:`~judgeprobe.core.verdict.MAX_RAW_TEXT`).
 
     Examples
     --------
@@ -115,6 +142,7 @@ class OpenAIJudge(BaseJudge):
         extra_body: Mapping[str, Any] | None = None,
         context_window: int | None = None,
         cache_prompt: bool | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must start with http:// or https://, got {base_url!r}")
@@ -130,6 +158,10 @@ class OpenAIJudge(BaseJudge):
             raise ConfigError("timeout_s must be > 0")
         if temperature < 0:
             raise ConfigError("temperature must be >= 0")
+        if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
+            raise ConfigError(f"max_body_bytes must be an integer, got {max_body_bytes!r}")
+        if max_body_bytes < 1024:
+            raise ConfigError(f"max_body_bytes must be >= 1024, got {max_body_bytes}")
         if context_window is not None and context_window < 1:
             raise ConfigError("context_window must be >= 1 (or None when unknown)")
         self.base_url = base_url.rstrip("/")
@@ -147,7 +179,8 @@ class OpenAIJudge(BaseJudge):
         self.context_window = context_window
         self.cache_prompt = cache_prompt
         self._config_secrets = [*url_secrets(self.base_url), *mapping_secrets(self.extra_body)]
-        self._url = f"{self.base_url}/chat/completions"
+        self.max_body_bytes = max_body_bytes
+        self._url = endpoint(self.base_url, "/chat/completions")
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSession] = (
             weakref.WeakKeyDictionary()
         )
@@ -216,14 +249,20 @@ class OpenAIJudge(BaseJudge):
         key = os.environ.get(self.api_key_env) or None
         secrets = self._secrets(key)
         headers = {"Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        auth = authorization(self.base_url, key)
+        if auth is not None:
+            headers["Authorization"] = auth
         session = await self._session()
         try:
             async with session.post(self._url, data=payload, headers=headers) as response:
-                raw = await response.read()
                 status = response.status
                 retry_after = _retry_after(response.headers)
+                raw = await read_bounded(response, self.max_body_bytes)
+        except BodyTooLarge as exc:
+            raise FatalJudgeError(
+                _redact(f"{self._url} answered HTTP {status} with {exc}", secrets)
+                + " (max_body_bytes): not read"
+            ) from exc
         except TimeoutError as exc:
             raise RetryableJudgeError(
                 _redact(f"no answer from {self._url} within {self.timeout_s:g} s", secrets)
@@ -243,7 +282,7 @@ class OpenAIJudge(BaseJudge):
         except ValueError as exc:
             raise RetryableJudgeError(
                 _redact(f"{self._url} answered with a body that is not JSON: ", secrets)
-                + repr(_snippet(raw, secrets))
+                + repr(snippet(raw, secrets))
             ) from exc
         return self._verdict(request, data, raw, secrets)
 
@@ -300,68 +339,6 @@ async def _close_at_loop_end(session: aiohttp.ClientSession) -> AsyncGenerator[N
         await session.close()
 
 
-def completion_verdict(
-    request: Request,
-    data: Any,
-    raw: bytes,
-    *,
-    logprobs: bool,
-    source: str,
-    secrets: Sequence[str] = (),
-) -> Verdict:
-    """The verdict in the chat completion ``data`` (``raw``: its bytes) answering ``request``.
-
-    The one parser of an answer, live or read from a batch output file: the labels'
-    probabilities from the logprobs where ``logprobs`` was asked and the server returned them,
-    else the text. ``source`` (the URL called, or the file read) names where a body that is not
-    a chat completion came from, in the :class:`~judgeprobe.errors.RetryableJudgeError` raised.
-    """
-    try:
-        choice = data["choices"][0]
-        text = choice["message"].get("content") or ""
-        if not isinstance(data, dict) or not isinstance(choice, dict):
-            raise TypeError("not a chat completion")
-    except (KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise RetryableJudgeError(
-            _redact(f"{source} answered without a chat completion: ", secrets)
-            + repr(_snippet(raw, secrets))
-        ) from exc
-    if not isinstance(text, str):
-        raise RetryableJudgeError(_redact(f"{source} answered with non-text content", secrets))
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
-    (prompt_tokens, bad_prompt), (completion_tokens, bad_completion) = (
-        token_count(usage, name) for name in ("prompt_tokens", "completion_tokens")
-    )
-    dropped = [note for note in (bad_prompt, bad_completion) if note]
-    rubric = request.rubric
-    verdict: Verdict | None = None
-    if rubric.kind == "generation":
-        verdict = Verdict.scored(completion_tokens, raw_text=text)
-    elif rubric.kind != "continuous" and logprobs:
-        distribution = label_distribution(_content_logprobs(choice), rubric)
-        if distribution:
-            verdict = verdict_from_distribution(
-                distribution, rubric, key=request.key, trial=request.trial, raw_text=text
-            )
-    if verdict is None:
-        verdict = verdict_from_text(text, rubric)
-    finish = choice.get("finish_reason")
-    changes: dict[str, Any] = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-    }
-    meta = dict(verdict.meta)
-    if finish not in (None, "stop"):
-        meta["finish_reason"] = str(finish)
-    if dropped:  # the verdict stands; the figure could never be stored or summed
-        meta["usage_dropped"] = "; ".join(dropped)
-    if meta != verdict.meta:
-        changes["meta"] = meta
-    return verdict.but(**changes)
-
-
 def messages(request: Request) -> list[dict[str, str]]:
     """The chat messages for ``request``: the rubric's system text, then the rendered template.
 
@@ -382,103 +359,6 @@ def _message_text(request: Request) -> str:
     if prefix and request.rubric.kind != "generation":
         text = f'{text.rstrip()}\n\nBegin your answer with "{prefix}".'
     return text
-
-
-def label_distribution(
-    content: Sequence[Mapping[str, Any]] | None, rubric: Rubric
-) -> dict[str, float] | None:
-    """Probabilities of the rubric's labels at the first generated token that is a label.
-
-    Tokens before it (an answer prefix, markup, whitespace) are passed over. At that position the
-    probabilities of all ``top_logprobs`` alternatives that equal a label (after stripping
-    whitespace and punctuation, case-insensitive; ``yes``/``no`` for binary ``true``/``false``)
-    are summed per label. Returns None when no generated token is a label, so the caller falls
-    back to parsing the text.
-    """
-    if not content:
-        return None
-    lookup = _label_lookup(rubric.labels, rubric.kind == "binary")
-    for entry in content:
-        if not isinstance(entry, dict):
-            return None
-        chosen = lookup.get(_norm(entry.get("token")))
-        if chosen is None:
-            continue
-        weights: dict[str, float] = {}
-        for alternative in entry.get("top_logprobs") or ():
-            if not isinstance(alternative, dict):
-                continue
-            label = lookup.get(_norm(alternative.get("token")))
-            probability = _probability(alternative.get("logprob"))
-            if label is not None and probability is not None:
-                weights[label] = weights.get(label, 0.0) + probability
-        if chosen not in weights:
-            probability = _probability(entry.get("logprob"))
-            weights[chosen] = probability if probability is not None else 1.0
-        return weights if sum(weights.values()) > 0 else None
-    return None
-
-
-@functools.lru_cache(maxsize=256)
-def _label_lookup(labels: tuple[str, ...], binary: bool) -> dict[str, str]:
-    """Normalised token -> label (read-only; cached per scale)."""
-    lookup = {label.lower(): label for label in labels}
-    if binary:
-        for label, synonyms in _SYNONYMS.items():
-            if label in lookup:
-                for synonym in synonyms:
-                    lookup.setdefault(synonym, lookup[label])
-    return lookup
-
-
-def _norm(token: Any) -> str:
-    return token.strip(_STRIP).lower() if type(token) is str else ""
-
-
-def _probability(logprob: Any) -> float | None:
-    if type(logprob) is not float and type(logprob) is not int:
-        return None
-    if math.isnan(logprob):
-        return None
-    return math.exp(min(float(logprob), 0.0))
-
-
-def _content_logprobs(choice: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
-    logprobs = choice.get("logprobs")
-    if not isinstance(logprobs, dict):
-        return None
-    content = logprobs.get("content")
-    return content if isinstance(content, list) else None
-
-
-MAX_TOKEN_COUNT = 2**53
-"""The largest token count believed: beyond it a float loses integers, and no call is that big."""
-
-
-def token_count(usage: Mapping[str, Any], name: str) -> tuple[int, str | None]:
-    """The ``usage[name]`` a server reported as a token count, and a note when it is impossible.
-
-    A missing figure is 0. One that is no number, negative, not finite or above
-    :data:`MAX_TOKEN_COUNT` (``"prompt_tokens": 1e30``) is counted as 0 and named in the note:
-    stored as it is it would overflow the run store's integers and stop every rerun.
-
-    Examples
-    --------
-    >>> token_count({"prompt_tokens": 12}, "prompt_tokens")
-    (12, None)
-    >>> token_count({"prompt_tokens": 1e30}, "prompt_tokens")
-    (0, 'prompt_tokens 1e+30 is not a possible token count (counted as 0)')
-    """
-    value = usage.get(name)
-    if value is None:
-        return 0, None
-    try:
-        number = math.nan if isinstance(value, bool) else float(value)
-    except (TypeError, ValueError, OverflowError):
-        number = math.nan
-    if math.isfinite(number) and 0 <= number <= MAX_TOKEN_COUNT:
-        return int(number), None
-    return 0, f"{name} {str(value)[:40]} is not a possible token count (counted as 0)"
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -538,7 +418,7 @@ def _server_message(raw: bytes, secrets: Sequence[str]) -> str:
     try:
         data = json.loads(raw)
     except ValueError:
-        return _snippet(raw, secrets)
+        return snippet(raw, secrets)
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and error.get("message"):
         return _redact(str(error["message"]), secrets)[:_SNIPPET]
@@ -546,11 +426,7 @@ def _server_message(raw: bytes, secrets: Sequence[str]) -> str:
         return _redact(error, secrets)[:_SNIPPET]
     if isinstance(data, dict) and isinstance(data.get("detail"), str):
         return _redact(data["detail"], secrets)[:_SNIPPET]
-    return _snippet(raw, secrets)
-
-
-def _snippet(raw: bytes, secrets: Sequence[str]) -> str:
-    return _redact(raw[: _SNIPPET * 4].decode("utf-8", "replace"), secrets)[:_SNIPPET]
+    return snippet(raw, secrets)
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:

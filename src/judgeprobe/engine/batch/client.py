@@ -1,7 +1,9 @@
 """A small client of the OpenAI Files and Batches API (``/v1/files``, ``/v1/batches``).
 
-It speaks to the judge's own ``base_url`` with the judge's API key (read from the environment at
-each call, sent only as a header), and classifies failures as the live judge does: 408, 409,
+It speaks to the judge's own ``base_url`` with the judge's credentials, as the live judge sends
+them (:func:`~judgeprobe.judges.openai_http.authorization`: the user and password of the URL,
+else the API key read from the environment at each call, only ever as a header; a query string
+of the URL kept after each path), and classifies failures as the live judge does: 408, 409,
 429, 5xx and connection errors are :class:`~judgeprobe.errors.RetryableJudgeError`, other
 4xx :class:`~judgeprobe.errors.FatalJudgeError`; every message has the judge's secrets masked.
 """
@@ -17,6 +19,7 @@ import aiohttp
 from judgeprobe._util.redaction import redact_text
 from judgeprobe.errors import FatalJudgeError, RetryableJudgeError
 from judgeprobe.judges.openai_compat import OpenAIJudge
+from judgeprobe.judges.openai_http import authorization, endpoint
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 """The batch statuses after which nothing changes (validating, in_progress, finalizing and
@@ -43,12 +46,13 @@ class BatchClient:
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.judge.api_key_env) or None
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        auth = authorization(self.base_url, key)
+        return {"Authorization": auth} if auth is not None else {}
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> bytes:
         if self._session is None:
             raise RuntimeError("use BatchClient as an async context manager")
-        url = f"{self.base_url}{path}"
+        url = endpoint(self.base_url, path)
         secrets = self.judge.secrets()
         try:
             async with self._session.request(
@@ -74,12 +78,13 @@ class BatchClient:
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         raw = await self._call(method, path, **kwargs)
+        where = f"{method} {redact_text(endpoint(self.base_url, path))}"
         try:
             value = json.loads(raw)
         except ValueError as exc:
-            raise RetryableJudgeError(f"{method} {self.base_url}{path}: not JSON") from exc
+            raise RetryableJudgeError(f"{where}: not JSON") from exc
         if not isinstance(value, dict):
-            raise RetryableJudgeError(f"{method} {self.base_url}{path}: not a JSON object")
+            raise RetryableJudgeError(f"{where}: not a JSON object")
         return value
 
     async def upload(self, content: bytes, *, name: str = "requests.jsonl") -> str:

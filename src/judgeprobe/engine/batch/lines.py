@@ -26,7 +26,7 @@ from typing import Any
 
 from judgeprobe._util.hashing import canonical_json
 from judgeprobe.core.request import Request
-from judgeprobe.core.verdict import Verdict, VerdictStatus, check_score
+from judgeprobe.core.verdict import Verdict, VerdictStatus, check_verdict
 from judgeprobe.engine.store import RunStore
 from judgeprobe.engine.store_merge import same_verdict
 from judgeprobe.errors import DataError, RetryableJudgeError
@@ -183,7 +183,7 @@ def line_verdict(
             except RetryableJudgeError as exc:
                 return _failed(request, str(exc))
             verdict = verdict.but(key=request.key, trial=request.trial, attempts=1)
-            return check_score(verdict, request.rubric.score_range)
+            return check_verdict(verdict, request.rubric)
         error = _message(body) or f"HTTP {status}"
         return _failed(request, f"{source}: the batch answered HTTP {status}: {error}")
     return _failed(request, f"{source}: the batch line failed: {_message(error) or 'no response'}")

@@ -24,7 +24,7 @@ from typing import Any
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.judge import Judge, JudgeCapabilities
 from judgeprobe.core.request import Request
-from judgeprobe.core.verdict import Verdict, VerdictStatus, check_score
+from judgeprobe.core.verdict import Verdict, VerdictStatus, check_verdict
 from judgeprobe.errors import FatalJudgeError
 from judgeprobe.judges.base import BaseJudge
 from judgeprobe.rubrics import Rubric
@@ -121,9 +121,7 @@ class RepairJudge(BaseJudge):
                 answered = [await self.inner.judge(batch[0])]
             else:
                 answered = list(await self.inner.judge_batch(batch))
-            verdicts += [
-                check_score(v, r.rubric.score_range) for v, r in zip(answered, batch, strict=True)
-            ]
+            verdicts += [check_verdict(v, r.rubric) for v, r in zip(answered, batch, strict=True)]
         self.inner_calls += len(requests)
         return verdicts
 
