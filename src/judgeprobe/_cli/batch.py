@@ -117,11 +117,20 @@ def import_(
         Path | None,
         typer.Option(help="The run store (default: the one named by an export's manifest)."),
     ] = None,
+    config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The audit config, whose judge's secrets are redacted from what is stored "
+            "(default: the API key variable the export's manifest names).",
+        ),
+    ] = None,
 ) -> None:
     """Read OpenAI Batch / vllm run-batch output into the run store (importing twice is a no-op)."""
     from judgeprobe.audit.batch_export import import_batch
 
-    report = import_batch(paths, store=store)
+    config = None if config_path is None else build_config(config_path)
+    report = import_batch(paths, store=store, config=config)
     out.print(
         f"files: {len(report.files)}, lines: {report.lines}, imported: {report.imported} "
         f"(errors: {report.errors}), unchanged: {report.unchanged}, duplicates: "

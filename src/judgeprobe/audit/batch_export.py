@@ -137,6 +137,7 @@ def export_batch(
         "requests": len(requests),
         "files": [p.name for p in files],
         "stages": found["stages"],
+        "api_key_env": judge.api_key_env,  # the name of the variable, never its value
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return ExportReport(store_path, len(requests), files, dict(found["stages"]))
@@ -198,15 +199,40 @@ def store_of(paths: Sequence[str | Path]) -> Path:
     )
 
 
-def import_batch(paths: Iterable[str | Path], *, store: str | Path | None = None) -> ImportReport:
+def import_batch(
+    paths: Iterable[str | Path],
+    *,
+    store: str | Path | None = None,
+    config: AuditConfig | None = None,
+) -> ImportReport:
     """Import batch output files (files, or folders of ``*.jsonl``) into the run store.
 
     ``store`` defaults to the one named by an export's manifest among ``paths``. Idempotent:
-    importing the same files again changes nothing.
+    importing the same files again changes nothing. The store redacts the judge's secrets from
+    what it writes, as a live run does (a server may echo the key in its answers):
+    those of ``config``'s judge when given, else the API key in the environment variable the
+    export's manifest names (and ``OPENAI_API_KEY``).
     """
     given = list(paths)
     store_path = Path(store) if store is not None else store_of(given)
     if not store_path.is_file():
         raise ConfigError(f"--store {store_path}: no run store there (export first)")
-    with StoreLock(store_path), RunStore(store_path) as run_store:
+    secrets = import_secrets(given, config)
+    with StoreLock(store_path), RunStore(store_path, secrets=secrets) as run_store:
         return import_outputs(run_store, given)
+
+
+def import_secrets(paths: Sequence[str | Path], config: AuditConfig | None = None) -> list[str]:
+    """The judge's secrets an import redacts (see :func:`import_batch`)."""
+    if config is not None:
+        return list(build_judge(config.judge, **config.judge_options).secrets())
+    names = {"OPENAI_API_KEY"}
+    for given in paths:
+        manifest = Path(given) / MANIFEST
+        try:
+            name = json.loads(manifest.read_text(encoding="utf-8")).get("api_key_env")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            continue
+        if isinstance(name, str) and name:
+            names.add(name)
+    return [value for name in sorted(names) if (value := os.environ.get(name))]

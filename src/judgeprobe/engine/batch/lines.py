@@ -14,15 +14,21 @@ stays pending.
 Importing is idempotent: a verdict already stored with the same content is left alone (its
 row is not rewritten), and a stored verdict that is not an error is never replaced, so a second
 import of the same files changes nothing.
+
+Files are read a line at a time (:func:`scan_lines`), never whole: a line that is no output line
+(not JSON, over :data:`MAX_LINE_BYTES`, no ``custom_id``) is a :class:`BadLine`, which the
+``batch import`` command refuses with the file, the line and the way out, and which the
+``openai-batch`` executor records and passes over.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from judgeprobe._util.hashing import canonical_json
 from judgeprobe.core.request import Request
@@ -88,9 +94,15 @@ class ImportReport:
     stored, the request stays pending."""
     unknown: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
+    """Lines that are no batch output line, as ``FILE, line N: why``."""
+    answered: set[str] = field(default_factory=set)
+    """The keys of the known requests a line answered (an error included; not ``not_run``)."""
 
     def add(self, other: ImportReport) -> None:
         self.files += other.files
+        self.bad_lines += other.bad_lines
+        self.answered |= other.answered
         for name in ("lines", "imported", "errors", "unchanged", "duplicates", "kept", "not_run"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.unknown += other.unknown
@@ -108,18 +120,34 @@ class ImportReport:
             "not_run": self.not_run,
             "unknown": self.unknown,
             "conflicts": self.conflicts,
+            "bad_lines": self.bad_lines,
         }
 
 
 def output_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The output files named by ``paths``: a file as given, a folder's ``*.jsonl`` files but
-    the input shards an export wrote there (sorted by name)."""
+    """The output files named by ``paths``: a file as given; in a folder, its ``*.jsonl`` files
+    but the input files an export wrote there (sorted by name).
+
+    An input file is told by what it holds, not by its name: a ``requests-NNNNN.jsonl`` whose
+    first line is an answer (``response`` or ``error``) is an output file named like an input
+    (``vllm run-batch -o`` into the export's folder), and is imported. A folder that holds no
+    output file is a DataError: importing nothing and reporting success would read as done.
+    """
     found: list[Path] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files = (p for p in path.glob("*.jsonl") if p.is_file())
-            found += sorted(p for p in files if not p.name.startswith(INPUT_PREFIX))
+            files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+            outputs = [p for p in files if not _is_input(p)]
+            if not outputs:
+                inputs = ", ".join(p.name for p in files[:3]) or "no *.jsonl file"
+                raise DataError(
+                    f"no batch output file in this folder ({inputs}"
+                    f"{' ...' if len(files) > 3 else ''}: batch input lines, not answers); "
+                    "name the output files, or the folder the batch wrote them to",
+                    path=str(path),
+                )
+            found += outputs
         elif path.is_file():
             found.append(path)
         else:
@@ -127,31 +155,82 @@ def output_files(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """The output lines of the file ``path`` (see :func:`parse_lines`)."""
+def _is_input(path: Path) -> bool:
+    """Whether ``path``, an export's ``requests-*.jsonl`` by name, holds batch input lines."""
+    if not path.name.startswith(INPUT_PREFIX):
+        return False
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read the batch output ({exc})", path=str(path)) from exc
-    return parse_lines(text, str(path))
+        with path.open("rb") as handle:
+            first = next(
+                (line for line in iter(lambda: handle.readline(1 << 16), b"") if line.strip()), b""
+            )
+        value = json.loads(first)
+    except (OSError, ValueError):
+        return True  # unreadable as an answer: treated as the export's own file
+    return not (isinstance(value, dict) and ("response" in value or "error" in value))
 
 
-def parse_lines(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
-    """The output lines of ``text`` with their line numbers; a line that is not a JSON object
-    with a ``custom_id`` is a DataError naming ``source`` and the line (blank lines are passed
-    over)."""
-    lines = []
-    for number, line in enumerate(text.splitlines(), start=1):
+MAX_LINE_BYTES = 16 * 2**20
+"""The longest output line read (16 MiB): a longer one is a bad line, passed over without being
+held in memory. A chat completion of a few thousand tokens with logprobs is far shorter."""
+
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([^"\\]{1,200})"')
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line of an output file that is not a batch output line: its number, why, and the
+    ``custom_id`` it names where that can still be read (a line cut short, say)."""
+
+    number: int
+    reason: str
+    custom_id: str | None = None
+
+
+Scanned = tuple[int, dict[str, Any]] | BadLine
+"""A numbered output line, or a bad line."""
+
+
+def scan_lines(handle: BinaryIO) -> Iterator[Scanned]:
+    """The output lines of the open file ``handle``, one at a time with their line numbers, and
+    a :class:`BadLine` for each line that is not a JSON object with a ``custom_id`` (blank lines
+    are passed over). At most :data:`MAX_LINE_BYTES` of a line are held in memory."""
+    number = 0
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass  # the rest of an over-long line
+            yield BadLine(number, f"a line over {MAX_LINE_BYTES} bytes", _custom_id(line))
+            continue
         if not line.strip():
             continue
         try:
             value = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"not a JSON line ({exc})", path=source, row=number) from exc
+        except ValueError as exc:  # UnicodeDecodeError included
+            yield BadLine(number, f"not a JSON line ({str(exc)[:120]})", _custom_id(line))
+            continue
         if not isinstance(value, dict) or not isinstance(value.get("custom_id"), str):
-            raise DataError("not a batch output line (no custom_id)", path=source, row=number)
-        lines.append((number, value))
-    return lines
+            yield BadLine(number, "not a batch output line (no custom_id)")
+            continue
+        yield number, value
+
+
+def _custom_id(line: bytes) -> str | None:
+    found = _CUSTOM_ID.search(line[:4096])
+    return None if found is None else found.group(1).decode("utf-8", "replace")
+
+
+def first_bad_line(path: Path) -> BadLine | None:
+    """The first bad line of the output file ``path`` (None: every line can be imported)."""
+    try:
+        with path.open("rb") as handle:
+            return next((x for x in scan_lines(handle) if isinstance(x, BadLine)), None)
+    except OSError as exc:
+        raise DataError(f"cannot read the batch output ({exc})", path=str(path)) from exc
 
 
 NOT_RUN = frozenset({"batch_expired", "batch_cancelled"})
@@ -208,31 +287,57 @@ def import_outputs(
     """Import the batch output files ``paths`` (files or folders) into ``store``.
 
     A ``custom_id`` is looked up among the requests recorded as sent in a batch (or in
-    ``requests``); one that names no such request is counted and listed in ``unknown``.
+    ``requests``); one that names no such request is counted and listed in ``unknown``. Each file
+    is read twice, a line at a time: first to find a bad line (a DataError naming the file and
+    the line, and nothing of that file stored), then to import it.
     """
     known = dict(store.batch_requests()) if requests is None else dict(requests)
     report = ImportReport()
     seen: set[str] = set()
     for path in output_files(paths):
+        bad = first_bad_line(path)
+        if bad is not None:
+            raise DataError(
+                f"{bad.reason}; nothing of this file was imported: fix or delete that line "
+                "(its request stays pending and is exported again), then import again",
+                path=str(path),
+                row=bad.number,
+            )
         report.files.append(str(path))
-        report.add(_import_file(store, path, known, seen))
+        with path.open("rb") as handle:
+            report.add(
+                import_lines(store, scan_lines(handle), source=path.name, requests=known, seen=seen)
+            )
     return report
 
 
 def import_lines(
     store: RunStore,
-    lines: Iterable[tuple[int, Mapping[str, Any]]],
+    lines: Iterable[Scanned],
     *,
     source: str,
     requests: Mapping[str, Request],
     seen: set[str] | None = None,
 ) -> ImportReport:
-    """Import output ``lines`` (numbered) read from ``source`` into ``store``."""
+    """Import output ``lines`` (numbered) read from ``source`` into ``store``.
+
+    A bad line is listed in ``bad_lines``; when it names a known request, that request gets an
+    error verdict saying so (the next run asks for it again), else it stays pending.
+    """
     report = ImportReport()
     seen = set() if seen is None else seen
     logprobs = _logprobs_by_judge(store)
-    for _, line in lines:
+    for scanned in lines:
         report.lines += 1
+        if isinstance(scanned, BadLine):
+            where = f"{source}, line {scanned.number}: {scanned.reason}"
+            report.bad_lines.append(where)
+            bad_request = requests.get(scanned.custom_id or "")
+            if bad_request is not None:
+                report.answered.add(bad_request.key)
+                _import_one(store, bad_request, _failed(bad_request, where), report)
+            continue
+        line = scanned[1]
         key = str(line["custom_id"])
         request = requests.get(key)
         if request is None:
@@ -244,17 +349,12 @@ def import_lines(
         if not was_run(line):
             report.not_run += 1
             continue
+        report.answered.add(key)
         verdict = line_verdict(
             request, line, logprobs=logprobs.get(request.judge, True), source=source
         )
         _import_one(store, request, verdict, report)
     return report
-
-
-def _import_file(
-    store: RunStore, path: Path, requests: Mapping[str, Request], seen: set[str]
-) -> ImportReport:
-    return import_lines(store, read_lines(path), source=path.name, requests=requests, seen=seen)
 
 
 def _import_one(store: RunStore, request: Request, verdict: Verdict, report: ImportReport) -> None:

@@ -8,13 +8,23 @@ its output and error files and imports them through
 next run finds the batch recorded for the same requests, not yet imported, and creates none.
 A batch that failed, expired or was cancelled has the lines it completed imported; the other
 requests stay pending, and the engine reports the run incomplete with the reason.
+
+An output line that is no batch output line (not JSON, cut short, no ``custom_id``) does not stop
+the import: the request it names, where it can be read, gets an error verdict saying which file
+and line, and a request no line answers stays pending, so the next run submits it in a new
+batch (the batch is recorded as imported either way; before, one bad line failed every rerun on
+the same stored batch). Bad lines, answers to requests the batch did not hold and answers that
+differ from a verdict already stored are reported in a :class:`BatchImportWarning` and kept in
+:attr:`OpenAIBatchExecutor.reports`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import json
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -24,9 +34,8 @@ from judgeprobe.engine.batch.client import TERMINAL, BatchClient
 from judgeprobe.engine.batch.lines import (
     ImportReport,
     import_lines,
-    parse_lines,
     request_line,
-    was_run,
+    scan_lines,
 )
 from judgeprobe.engine.executors.base import Executed
 from judgeprobe.engine.limits import BudgetMeter
@@ -36,6 +45,13 @@ from judgeprobe.errors import ConfigError, RetryableJudgeError
 from judgeprobe.judges.openai_compat import OpenAIJudge
 
 Sleep = Callable[[float], Awaitable[None]]
+
+_LISTED = 5
+"""At most this many ids or lines are named in a warning (all are counted)."""
+
+
+class BatchImportWarning(UserWarning):
+    """A batch's output held lines that were not imported as answers (see the module)."""
 
 
 class OpenAIBatchExecutor:
@@ -111,6 +127,7 @@ class OpenAIBatchExecutor:
             imported=True,
         )
         self.reports.append(report)
+        _warn(batch_id, report)
         verdicts = {k: v for k, v in store.get_many(sorted(answered)).items() if k in by_key}
         left = len(by_key) - len(verdicts)
         stopped = None
@@ -155,7 +172,6 @@ class OpenAIBatchExecutor:
     ) -> tuple[set[str], ImportReport]:
         """Download and import the batch's output and error files; the keys they answer."""
         report = ImportReport()
-        answered: set[str] = set()
         seen: set[str] = set()
         for name in ("output_file_id", "error_file_id"):
             file_id = _file(batch, name)
@@ -163,10 +179,9 @@ class OpenAIBatchExecutor:
                 continue
             raw: bytes = await self._retrying(functools.partial(client.content, file_id))
             source = f"batch {batch['id']} {name.removesuffix('_id').replace('_', ' ')}"
-            lines = parse_lines(raw.decode("utf-8", "replace"), source)
-            answered |= {str(line["custom_id"]) for _, line in lines if was_run(line)}
+            lines = scan_lines(io.BytesIO(raw))
             report.add(import_lines(store, lines, source=source, requests=requests, seen=seen))
-        return answered & set(requests), report
+        return report.answered & set(requests), report
 
     async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
         """``call()``, retried with backoff on transient API failures."""
@@ -179,6 +194,21 @@ class OpenAIBatchExecutor:
                 if errors >= self.max_errors:
                     raise
                 await self.sleep(min(self.max_poll_s, self.poll_s * 2 ** (errors - 1)))
+
+
+def _warn(batch_id: str, report: ImportReport) -> None:
+    """A :class:`BatchImportWarning` naming what of batch ``batch_id`` was not imported."""
+    parts = []
+    for what, items in (
+        ("bad lines", report.bad_lines),
+        ("answers to requests not in the batch", report.unknown),
+        ("answers that differ from the verdict stored (kept)", report.conflicts),
+    ):
+        if items:
+            named = "; ".join(items[:_LISTED]) + (" ..." if len(items) > _LISTED else "")
+            parts.append(f"{len(items)} {what}: {named}")
+    if parts:
+        warnings.warn(f"batch {batch_id}: " + " | ".join(parts), BatchImportWarning, stacklevel=2)
 
 
 def _file(batch: dict[str, Any], name: str) -> str | None:
