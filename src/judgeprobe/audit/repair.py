@@ -8,6 +8,11 @@ then compares every repaired run with the original through :func:`judgeprobe.com
 unpaired from the intervals; a word per difference: better, worse, changed, no evidence), and
 reads each repair's cost multiplier (inner judge calls per verdict) from its run store.
 
+The call and token budget (``--max-calls``, ``--max-tokens``) is one budget for all of them,
+counted at the judge under repair: the original audit spends from it first, then each repair's
+inner calls in turn (:class:`~judgeprobe.engine.metered.MeteredJudge`); a repaired audit that
+finds it spent stops with the reason, incomplete, as an audit stops at its budget.
+
 It stores the before/after summary of each repair on the probe it targets (with the cost
 multiplier, the repaired card's verdict and links to its folder and the comparison's) with the
 original run, and renders the original card again, which now shows it in its ``repair``
@@ -31,7 +36,9 @@ from judgeprobe.audit.run import AuditOutcome, run_audit
 from judgeprobe.compare import compare_runs, write_comparison
 from judgeprobe.core.judge import Judge
 from judgeprobe.engine import RunStore
+from judgeprobe.engine.limits import BudgetMeter
 from judgeprobe.engine.lock import StoreLock
+from judgeprobe.engine.metered import MeteredJudge
 from judgeprobe.engine.store_meta import REPAIR
 from judgeprobe.errors import ConfigError
 from judgeprobe.judges.recorded import RecordedJudge
@@ -105,9 +112,11 @@ def run_repair_audit(
             "questions (the other order, each part, other wordings), which recorded verdicts "
             "cannot answer; repair a live judge"
         )
-    wrapped = {name: build_repair(name, inner, options) for name, options in chosen.items()}
+    shared = BudgetMeter(config.engine.engine_config(progress=progress).budget)
+    metered = MeteredJudge(inner, shared)
+    wrapped = {name: build_repair(name, metered, options) for name, options in chosen.items()}
     out = Path(config.out)
-    original = run_audit(config, judge=inner, command=command, progress=progress)
+    original = run_audit(config, judge=inner, command=command, progress=progress, meter=shared)
     repaired: dict[str, AuditOutcome] = {}
     for name, repair_judge in wrapped.items():
         sibling = config.model_copy(update={"out": str(out / f"repair-{name}")})

@@ -37,6 +37,7 @@ from judgeprobe.data.dataset import Dataset
 from judgeprobe.data.items import Item
 from judgeprobe.engine import Engine, RunStore, run_blocking
 from judgeprobe.engine.executors import build_executor
+from judgeprobe.engine.limits import BudgetMeter
 from judgeprobe.engine.lock import StoreLock
 from judgeprobe.engine.store_meta import ENGINE, ROUNDS, STATUS
 from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError
@@ -77,8 +78,12 @@ async def run_audit_async(
     progress: bool | None = None,
     write_card: bool = True,
     until_decided: UntilDecided | Mapping[str, Any] | None = None,
+    meter: BudgetMeter | None = None,
 ) -> AuditOutcome:
     """Run an audit. ``judge`` overrides ``config.judge`` (for judges built in Python).
+
+    ``meter``: a budget shared with other audits (a repair's), whose bounds replace the
+    config's call and token budget.
 
     ``until_decided`` (an :class:`~judgeprobe.audit.sequential.UntilDecided` or its mapping)
     replaces
@@ -131,7 +136,7 @@ async def run_audit_async(
             record = _run_record(config, judge, command, main_rubric, main_data, selected)
             inputs = [main_data, *datasets.values()]
             outcome = await _run_probes(
-                config, judge, store, store_path, selected, inputs, record, progress
+                config, judge, store, store_path, selected, inputs, record, progress, meter
             )
             if write_card:
                 from judgeprobe.report.write import render_card as render
@@ -151,10 +156,12 @@ async def _run_probes(
     inputs: list[Dataset],
     record: dict[str, Any],
     progress: bool | None,
+    meter: BudgetMeter | None = None,
 ) -> AuditOutcome:
     """Run every probe into a new run of ``store``; an interrupted run is recorded as such."""
     executor = build_executor(config.engine.executor, judge, config.engine.executor_options)
-    engine = Engine(judge, store, config.engine.engine_config(progress=progress), executor=executor)
+    engine_config = config.engine.engine_config(progress=progress)
+    engine = Engine(judge, store, engine_config, executor=executor, meter=meter)
     run_id = store.start_run(redact(record))
     store.put_skipped_rows(run_id, _skipped_rows(inputs))
     results: dict[str, ProbeResult] = {}
@@ -300,6 +307,7 @@ def run_audit(
     progress: bool | None = None,
     write_card: bool = True,
     until_decided: UntilDecided | Mapping[str, Any] | None = None,
+    meter: BudgetMeter | None = None,
 ) -> AuditOutcome:
     """:func:`run_audit_async` for code without an event loop (scripts, notebooks)."""
     return run_blocking(
@@ -310,6 +318,7 @@ def run_audit(
             progress=progress,
             write_card=write_card,
             until_decided=until_decided,
+            meter=meter,
         )
     )
 

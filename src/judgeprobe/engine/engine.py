@@ -29,7 +29,7 @@ from judgeprobe.engine.limits import Budget, BudgetMeter, RateLimiter
 from judgeprobe.engine.ordering import warm_order
 from judgeprobe.engine.progress import EngineProgress
 from judgeprobe.engine.store import RunStore
-from judgeprobe.errors import ConfigError, FatalJudgeError, RetryableJudgeError
+from judgeprobe.errors import BudgetExhausted, ConfigError, FatalJudgeError, RetryableJudgeError
 
 T = TypeVar("T")
 
@@ -129,6 +129,7 @@ class Engine:
         *,
         executor: Executor | None = None,
         limiter: RateLimiter | None = None,
+        meter: BudgetMeter | None = None,
     ) -> None:
         self.judge = judge
         self.store = store
@@ -141,7 +142,9 @@ class Engine:
             tokens_per_minute=self.config.tokens_per_minute,
         )
         """Paces the calls (``limiter``: one shared with other engines, e.g. Ray workers')."""
-        self._meter = BudgetMeter(self.config.budget)
+        self._meter = meter or BudgetMeter(self.config.budget)
+        """What is spent of the budget (``meter``: one shared with other engines and judges,
+        e.g. an audit's and its repaired audits'; its budget then replaces the config's)."""
         self._rng = random.Random()
         store.add_secrets(list(judge.secrets()))
         store.register_judge(judge.fingerprint, judge.describe())
@@ -365,6 +368,10 @@ class Engine:
                 error = f"timed out after {self.config.timeout_s:g} s"
             except FatalJudgeError as exc:
                 return self._failed(batch, f"{type(exc).__name__}: {exc}", attempt)
+            except BudgetExhausted as exc:  # a budget the judge draws on (a repair's inner calls)
+                self._meter.release(len(batch), reserved)
+                stopped.append(str(exc))
+                return []
             except Exception as exc:  # a backend bug must not lose the run
                 return self._failed(batch, f"{type(exc).__name__}: {exc}", attempt)
             else:

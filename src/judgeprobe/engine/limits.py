@@ -76,6 +76,11 @@ class BudgetMeter:
         self.tokens += sum(tokens[:allowed])
         return allowed
 
+    def release(self, calls: int, tokens: int) -> None:
+        """Give back a reservation of ``calls`` calls and ``tokens`` tokens that was not sent."""
+        self.calls -= calls
+        self.tokens -= tokens
+
     def settle(self, reserved: int, spent: int) -> None:
         """Replace a reservation of ``reserved`` tokens by the ``spent`` the call reported."""
         self.tokens += spent - reserved
