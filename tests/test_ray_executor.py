@@ -7,6 +7,7 @@ request is judged again; the rate limit is one for all workers, at the server.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import sqlite3
 from collections.abc import Iterator
@@ -141,6 +142,49 @@ def test_a_worker_killed_mid_run_has_its_requests_judged_by_another_and_none_twi
     assert len(executor.dispatched) > len(keys)  # the killed worker's requests were sent again
     assert all(executor.dispatched.count(key) == 1 for key in store.before_kill)
     assert all(v.status.value == "ok" for v in result.verdicts.values())
+
+
+class KillingServer(FakeServer):
+    """The chat stub that kills worker 0 of ``executor`` 50 ms after its ``at``-th call arrives
+    (half way through that round of calls)."""
+
+    def __init__(self, at: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.at = at
+        self.executor: RayExecutor | None = None
+
+    async def _chat(self, request: Any) -> Any:
+        if len(self.arrivals) + 1 == self.at and self.executor is not None:
+            asyncio.get_running_loop().call_later(0.05, ray.kill, self.executor.actors[0])
+        return await super()._chat(request)
+
+
+def test_a_killed_worker_costs_only_its_calls_in_flight_not_its_chunks(cluster: None) -> None:
+    """2 workers of 4 calls in flight, chunks of 16 requests, 0.1 s a call: worker 0 is killed
+    in the third round of its first chunk, 8 of its verdicts made and 4 calls in flight. Before,
+    its verdicts came back with the whole chunk, so the driver lost them and sent all 16 again
+    (12 calls repeated at the server); now each verdict streams back as it is made."""
+    server = KillingServer(at=21, latency_s=0.1)
+    with serve_in_thread(server):
+        judge = build_judge(f"openai:stub-judge@{server.base_url}")
+        rubric = builtin_rubric("refusal")
+        requests = [
+            Request.make(judge.fingerprint, rubric, {"prompt": f"kill {i}", "response": "no"})
+            for i in range(64)
+        ]
+        executor = RayExecutor(judge, workers=2, max_concurrency_per_worker=4, max_restarts=0)
+        server.executor = executor
+        engine = Engine(
+            judge, RunStore(":memory:"), EngineConfig(progress=False), executor=executor
+        )
+        try:
+            result = run_blocking(engine.run(requests))
+        finally:
+            executor.shutdown()
+        repeated = sum(n - 1 for n in server.received.values() if n > 1)
+    assert result.complete and len(result.verdicts) == 64
+    assert all(v.status.value == "ok" for v in result.verdicts.values())
+    assert 1 <= repeated <= 5, (repeated, executor.lost)  # before: 12
 
 
 @pytest.mark.parametrize("max_calls", [20, 90])

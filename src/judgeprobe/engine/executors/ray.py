@@ -12,14 +12,16 @@ however many workers); a resent chunk of a dead worker is reserved again too. An
 one chunk at a time; the driver keeps a second one queued at each actor, so a worker never waits
 for the driver.
 
-The driver alone writes the run store: it dispatches chunks to the actors, collects each result
-the moment it is ready (``ray.wait``) and stores its verdicts at once, so a killed driver loses
-nothing finished. The shared rate limit is one token bucket in a Ray actor of its own
-(:class:`SharedRate`): every worker engine takes a turn from it before each call it makes (a
-retry included), so all workers together start at most ``requests_per_minute`` calls a minute
-at the judge, with bursts of at most one second's allowance. A worker that dies mid-run has
-its unfinished chunks sent to the others (and to a replacement actor, ``max_restarts`` times in
-a run); a request whose verdict was stored is never sent again.
+The driver alone writes the run store: it dispatches chunks to the actors, each of which streams
+back every verdict as it is made (a Ray streaming generator), collects them the moment they are
+ready (``ray.wait``) and stores each at once, so a killed driver loses nothing finished, and a
+killed worker only its calls in flight. The shared rate limit is one token bucket in a Ray
+actor of its own (:class:`SharedRate`): every worker engine takes a turn from it before each
+call it makes (a retry included), so all workers together start at most
+``requests_per_minute`` calls a minute at the judge, with bursts of at most one second's
+allowance. A worker that dies mid-run has the requests of its chunks it had not returned sent
+to the others (and to a replacement actor, ``max_restarts`` times in a run); a request whose
+verdict was stored is never sent again.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from judgeprobe.core.judge import Judge
@@ -101,6 +103,20 @@ class RemoteRate(RateLimiter):
         await self.actor.acquire.remote()
 
 
+class _RelayStore(RunStore):
+    """A worker engine's in-memory store that also hands each verdict it stores to ``sink``."""
+
+    def __init__(self) -> None:
+        super().__init__(":memory:")
+        self.sink: asyncio.Queue[tuple[str, Verdict]] | None = None
+
+    def put(self, request: Request, verdict: Verdict) -> Verdict:
+        stored = super().put(request, verdict)
+        if self.sink is not None:
+            self.sink.put_nowait((request.key, stored))
+        return stored
+
+
 class JudgeWorker:
     """One Ray actor's state: its judge, built once, and an engine over an in-memory store.
 
@@ -111,16 +127,50 @@ class JudgeWorker:
     def __init__(self, recipe: JudgeRecipe, config: EngineConfig, rate: Any = None) -> None:
         self.judge = recipe.build()
         limiter = None if rate is None else RemoteRate(rate)
-        self.engine = Engine(self.judge, RunStore(":memory:"), config, limiter=limiter)
+        self.store = _RelayStore()
+        self.engine = Engine(self.judge, self.store, config, limiter=limiter)
 
     async def ready(self) -> bool:
         """True once the judge is built (a failed build surfaces here)."""
         return True
 
-    async def judge_chunk(self, requests: list[Request]) -> list[tuple[str, Verdict]]:
-        """The verdict of each request, by key (every request sent gets one)."""
-        result = await self.engine.run(requests, description="ray worker")
-        return [(r.key, result.verdicts[r.key]) for r in requests if r.key in result.verdicts]
+    async def judge_chunk(
+        self, requests: list[Request]
+    ) -> AsyncIterator[list[tuple[str, Verdict]]]:
+        """The verdict of each request, by key, streamed as they are made: each item holds the
+        verdicts stored since the one before (every request sent gets one). A driver that loses
+        this worker has lost only the calls in flight, not the chunk's finished verdicts."""
+        wanted = {r.key for r in requests}
+        sink: asyncio.Queue[tuple[str, Verdict]] = asyncio.Queue()
+        self.store.sink = sink
+        run = asyncio.ensure_future(self.engine.run(requests, description="ray worker"))
+        sent: set[str] = set()
+        try:
+            while not run.done() or not sink.empty():
+                if sink.empty():
+                    waiter = asyncio.ensure_future(sink.get())
+                    await asyncio.wait({waiter, run}, return_when=asyncio.FIRST_COMPLETED)
+                    if not waiter.done():
+                        waiter.cancel()
+                        continue
+                    sink.put_nowait(waiter.result())
+                ready = [sink.get_nowait() for _ in range(sink.qsize())]
+                fresh = [(k, v) for k, v in ready if k in wanted and k not in sent]
+                sent.update(k for k, _ in fresh)
+                if fresh:
+                    yield fresh
+            result = run.result()
+            rest = [
+                (r.key, result.verdicts[r.key])
+                for r in requests
+                if r.key not in sent and r.key in result.verdicts
+            ]
+            if rest:  # answered from the worker's store (a chunk resent to it) or cached
+                yield rest
+        finally:
+            self.store.sink = None
+            if not run.done():
+                run.cancel()
 
 
 class RayExecutor:
@@ -207,6 +257,8 @@ class RayExecutor:
         """The live worker actors, by number; started by the first run, kept for the next."""
         self.dispatched: list[str] = []
         """Every request key sent to a worker, in order (a resent one appears again)."""
+        self.lost: list[int] = []
+        """For each worker that died, how many requests of its chunks were sent again."""
 
     async def execute(
         self, requests: Sequence[Request], store: RunStore, meter: BudgetMeter | None = None
@@ -230,7 +282,7 @@ class RayExecutor:
         by_key = {r.key: r for r in requests}
         queue = deque(self._chunks(list(by_key.values())))
         verdicts: dict[str, Verdict] = {}
-        inflight: dict[Any, tuple[int, list[Request]]] = {}
+        inflight: dict[Any, _Chunk] = {}
         tried: dict[str, int] = {}
         waiting: list[tuple[float, Request]] = []  # retries, with the time they are due
         refused: str | None = None
@@ -247,9 +299,9 @@ class RayExecutor:
                 if load[number] >= _QUEUED:
                     break
                 chunk = queue.popleft()
-                ref = self.actors[number].judge_chunk.remote(chunk)
+                stream = self.actors[number].judge_chunk.remote(chunk)
                 self.dispatched.extend(r.key for r in chunk)
-                inflight[ref], load[number] = (number, chunk), load[number] + 1
+                inflight[stream], load[number] = _Chunk(number, chunk), load[number] + 1
             next_due = min((at for at, _ in waiting), default=None)
             if not inflight:
                 if next_due is None or not self.actors:
@@ -258,24 +310,36 @@ class RayExecutor:
                 continue
             timeout = None if next_due is None else max(0.0, next_due - time.monotonic())
             await asyncio.to_thread(ray.wait, list(inflight), num_returns=1, timeout=timeout)
-            ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0)
-            for ref in ready:
-                number, chunk = inflight.pop(ref)
-                load[number] -= 1
+            ready: list[Any] = ray.wait(list(inflight), num_returns=len(inflight), timeout=0)[0]
+            for stream in ready:  # each a generator of the verdicts of one chunk
+                sent = inflight[stream]
                 try:
-                    results: list[tuple[str, Verdict]] = ray.get(ref)
+                    results: list[tuple[str, Verdict]] = ray.get(next(stream))
+                except StopIteration:  # every verdict of the chunk is in
+                    del inflight[stream]
+                    load[sent.worker] -= 1
+                    continue
                 except ray.exceptions.RayActorError:
-                    # sent again, to a live worker: the dead one may have called the judge
-                    allowed = len(chunk) if meter is None else meter.reserve([0] * len(chunk))
-                    if allowed < len(chunk):
+                    del inflight[stream]
+                    load[sent.worker] -= 1
+                    # what it had not returned is sent again, to a live worker: the dead one
+                    # may have called the judge for the requests in flight
+                    lost = [r for r in sent.requests if r.key not in sent.returned]
+                    allowed = len(lost) if meter is None else meter.reserve([0] * len(lost))
+                    if allowed < len(lost):
                         refused = meter.refusal(0) if meter is not None else None
                     if allowed:
-                        queue.appendleft(chunk[:allowed])
-                    if self.actors.pop(number, None) is not None and restarts < self.max_restarts:
+                        queue.appendleft(lost[:allowed])
+                    self.lost.append(len(lost))
+                    if (
+                        self.actors.pop(sent.worker, None) is not None
+                        and restarts < self.max_restarts
+                    ):
                         restarts += 1
                         await self._start(1, load)
                     continue
                 for key, verdict in results:
+                    sent.returned.add(key)
                     tried[key] = tried.get(key, 0) + 1
                     if gave_up(verdict) and tried[key] <= self.max_retries:
                         if meter is None or meter.reserve([0]):
@@ -347,6 +411,15 @@ class RayExecutor:
             ) from exc
         self.actors.update(started)
         load.update(dict.fromkeys(started, 0))
+
+
+@dataclass
+class _Chunk:
+    """A chunk sent to worker ``worker`` and the keys whose verdicts it has returned so far."""
+
+    worker: int
+    requests: list[Request]
+    returned: set[str] = field(default_factory=set)
 
 
 def _attempted(verdict: Verdict, attempts: int) -> Verdict:
