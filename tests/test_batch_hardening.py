@@ -22,7 +22,6 @@ from batch_server import BatchServer
 from fake_server import serve_in_thread
 from judgeprobe._cli.main import app
 from judgeprobe.audit.batch_export import export_batch, import_batch
-from judgeprobe.audit.config import AuditConfig, parse_config
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import VerdictStatus
 from judgeprobe.engine import Engine, EngineConfig, RunStore
@@ -30,6 +29,7 @@ from judgeprobe.engine.executors.openai_batch import BatchImportWarning, OpenAIB
 from judgeprobe.errors import DataError
 from judgeprobe.judges.openai_compat import OpenAIJudge
 from judgeprobe.rubrics import builtin_rubric
+from test_batch import _config
 
 REFUSAL = builtin_rubric("refusal")
 
@@ -118,19 +118,6 @@ def stub() -> Iterator[BatchServer]:
     server = BatchServer()
     with serve_in_thread(server):
         yield server
-
-
-def _config(stub: BatchServer, out: Path, **changes: Any) -> AuditConfig:
-    base: dict[str, Any] = {
-        "judge": f"openai:stub-judge@{stub.base_url}",
-        "rubric": "refusal",
-        "data": "demo",
-        "limit": 4,
-        "probes": {"repetition": {"counts": [2]}},
-        "out": str(out),
-        "fail_on": "never",
-    }
-    return parse_config({**base, **changes})
 
 
 def _answers(stub: BatchServer, folder: Path, echo: str = "", pad: int = 0) -> list[str]:

@@ -75,15 +75,21 @@ def test_a_repair_audit_within_its_budget_makes_every_call_once(tmp_path: Path) 
     assert counted.calls == 180 and outcome.repaired["swap_average"].complete
 
 
-def test_a_metered_judge_refuses_a_call_the_shared_budget_has_no_room_for() -> None:
-    meter = BudgetMeter(Budget(max_calls=3))
+def _metered(n: int) -> tuple[MeteredJudge, Counted, list[Request]]:
+    """A judge metered on a budget of 3 calls, what counts its calls, and ``n`` requests."""
     counted = Counted(lambda request: 1.0)
-    judge = MeteredJudge(CallableJudge(counted, name="c"), meter)
+    judge = MeteredJudge(CallableJudge(counted, name="c"), BudgetMeter(Budget(max_calls=3)))
     rubric = builtin_rubric("harmfulness")
     requests = [
         Request.make(judge.fingerprint, rubric, {"prompt": "p", "response": f"r{i}"})
-        for i in range(5)
+        for i in range(n)
     ]
+    return judge, counted, requests
+
+
+def test_a_metered_judge_refuses_a_call_the_shared_budget_has_no_room_for() -> None:
+    judge, counted, requests = _metered(5)
+    meter = judge.meter
     store = RunStore(":memory:")
     result = Engine(judge, store, EngineConfig(progress=False, concurrency=1)).run_sync(requests)
     assert counted.calls == meter.calls == 3 and len(result.verdicts) == 3
@@ -92,14 +98,8 @@ def test_a_metered_judge_refuses_a_call_the_shared_budget_has_no_room_for() -> N
 
 
 async def test_a_metered_judge_sends_nothing_of_a_batch_the_budget_cannot_hold() -> None:
-    meter = BudgetMeter(Budget(max_calls=3))
-    counted = Counted(lambda request: 1.0)
-    judge = MeteredJudge(CallableJudge(counted, name="c"), meter)
-    rubric = builtin_rubric("harmfulness")
-    requests = [
-        Request.make(judge.fingerprint, rubric, {"prompt": "p", "response": f"r{i}"})
-        for i in range(4)
-    ]
+    judge, counted, requests = _metered(4)
+    meter = judge.meter
     with pytest.raises(BudgetExhausted, match="call budget of 3 reached"):
         await judge.judge_batch(requests)
     assert counted.calls == meter.calls == 0
