@@ -31,6 +31,7 @@ from judgeprobe.engine import RunStore
 from judgeprobe.engine.lock import StoreLock
 from judgeprobe.engine.store_meta import STATUS
 from judgeprobe.errors import ConfigError, StoreError
+from judgeprobe.runs.scoring import ScoreResult
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -260,3 +261,23 @@ def test_an_audit_whose_card_cannot_be_written_keeps_its_complete_run(
     with RunStore(tmp_path / "out" / "run.sqlite") as store:
         run = store.run(1)
     assert run is not None and run["status"] == "complete"
+
+
+def test_any_other_full_disk_is_one_line_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "judges.py").write_text(JUDGES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+
+    def full(self: Any, path: Any) -> Path:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(ScoreResult, "write", full)
+    args = ("score", *JUDGE, "--limit", "2", "--store", "v.sqlite", "-o", "v.csv")
+    assert _run_main(monkeypatch, *args) == 2
+    stderr = " ".join(capsys.readouterr().err.split())
+    assert stderr.startswith(f"error: v.csv: {os.strerror(errno.ENOSPC)}; free some space")
+    assert "Traceback" not in stderr
+    with RunStore(tmp_path / "v.sqlite") as store:
+        assert store.count() == 2  # the verdicts made are kept
