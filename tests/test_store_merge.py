@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from judgeprobe.audit.run import run_audit
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine import RunStore
+from judgeprobe.engine.store import SCHEMA_VERSION
 from judgeprobe.engine.store_merge import merge_stores
 from judgeprobe.errors import StoreError
 from judgeprobe.judges import CallableJudge
@@ -149,3 +152,64 @@ def test_the_merge_command_says_what_it_merged(stores: tuple[Path, Path], tmp_pa
         keys_b = {record["key"] for record, _ in sb.iter_verdicts()}
     said = " ".join(result.output.split())
     assert f"{len(keys_a - keys_b)} from the first store only" in said and "2 runs" in said
+
+
+def _schema_4(path: Path) -> Path:
+    """``path`` rewritten as judgeprobe wrote a store before schema 5: no ``run_meta`` table, the
+    run's state a result named ``_status``."""
+    with RunStore(path) as store:
+        status = store.run_meta(1)["status"]
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("DROP TABLE run_meta")
+        db.execute("INSERT INTO results VALUES (1, '_status', ?)", (json.dumps(status),))
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    return path
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def test_a_merge_only_reads_its_inputs_and_upgrades_an_older_one_in_its_copy(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, b = stores
+    old = _schema_4(a)
+    before = _files(old.parent)
+    report = merge_stores(old, b, tmp_path / "c.sqlite")
+    assert _files(old.parent) == before  # not upgraded in place, no file added beside it
+    assert report.runs == 2 and not report.conflicts
+    with RunStore(tmp_path / "c.sqlite") as merged:
+        assert merged.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert merged.run_meta(1)["status"]["state"] == "complete"  # upgraded in the merge
+        assert "_status" not in merged.results(1)
+
+
+def test_a_merge_input_that_is_not_a_run_store_is_named(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database")
+    with pytest.raises(StoreError, match=r"notes\.sqlite: .*not a database"):
+        merge_stores(stores[0], text, tmp_path / "c.sqlite")
+    assert text.read_text() == "not a database" and not (tmp_path / "c.sqlite").exists()
+
+
+def test_a_store_whose_writer_is_still_open_is_merged_with_what_its_log_holds(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, b = stores
+    with RunStore(b) as writer:  # its write-ahead log stays beside it while it is open
+        writer.set_meta("written_last", "yes")
+        assert b.with_name(b.name + "-wal").exists()
+        merge_stores(a, b, tmp_path / "c.sqlite")
+        copy = RunStore.read_copy(b)
+        assert copy.get_meta("written_last") == "yes"
+        copy.close()
+    with RunStore(tmp_path / "c.sqlite") as merged, RunStore(b) as sb:
+        assert merged.count() == len({r["key"] for r, _ in sb.iter_verdicts()} | _keys(a))
+
+
+def _keys(path: Path) -> set[str]:
+    with RunStore(path) as store:
+        return {record["key"] for record, _ in store.iter_verdicts()}

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judgeprobe._cli.interrupts import resumable
 from judgeprobe._cli.options import (
     DataLoader,
     DataSpec,
@@ -85,7 +86,8 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
     :func:`judgeprobe.audit.billing.plan_audit`."""
     from judgeprobe.audit.billing import plan_audit
 
-    bill = plan_audit(config, pilot=pilot, progress=False if as_json else None)
+    with resumable(Path(config.out) / "run.sqlite"):
+        bill = plan_audit(config, pilot=pilot, progress=False if as_json else None)
     if as_json:
         out.print_json(json.dumps(bill.to_dict()))
         return
@@ -152,7 +154,8 @@ def confirm_cost(config: Any, amount: float, *, yes: bool, pilot: bool = False) 
     judges the first stages first (their cost is then spent whatever the answer)."""
     from judgeprobe.audit.billing import plan_audit
 
-    bill = plan_audit(config, pilot=pilot)
+    with resumable(Path(config.out) / "run.sqlite"):
+        bill = plan_audit(config, pilot=pilot)
     if bill.pricing is None or bill.cost is None:
         raise ConfigError(
             "--confirm-over needs a price table: add 'pricing: {input_per_mtok: ..., "

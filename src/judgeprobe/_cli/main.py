@@ -7,6 +7,7 @@ shows as written instead of failing or printing a live terminal link.
 
 from __future__ import annotations
 
+import errno
 import shlex
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from judgeprobe._cli.bill import confirm_cost, print_bill
 from judgeprobe._cli.choices import FAIL_ON_HELP, Executor, FailOn
 from judgeprobe._cli.compare import compare as compare_command
 from judgeprobe._cli.demo import demo as demo_command
+from judgeprobe._cli.interrupts import resumable
 from judgeprobe._cli.lists import list_datasets, list_judges, list_repairs, version_callback
 from judgeprobe._cli.options import (
     DataLoader,
@@ -40,6 +42,7 @@ from judgeprobe._cli.options import (
 from judgeprobe._cli.repair import run_repairs
 from judgeprobe._cli.store import app as store_app
 from judgeprobe._util.redaction import redact_message
+from judgeprobe._util.signals import stop_exit_code, stop_on_termination, terminated
 from judgeprobe.errors import JudgeprobeError
 
 app = typer.Typer(
@@ -255,7 +258,8 @@ def score(
         finally:
             await the_judge.aclose()
 
-    result = run_blocking(go())
+    with resumable(store):
+        result = run_blocking(go())
     table = Table(
         title=escape(
             f"{len(items)} items of {dataset.name} x {trials} trial(s), rubric {the_rubric.name}"
@@ -379,14 +383,11 @@ def _run(config: Any, command: str) -> None:
 
     from judgeprobe.audit.run import run_audit
 
-    try:
+    with resumable(Path(config.out) / "run.sqlite"):
         if config.repair:
             outcome = run_repairs(config, command)
         else:
             outcome = run_audit(config, command=command)
-    except KeyboardInterrupt:
-        console.print(f"[yellow]{escape(_interrupted(Path(config.out) / 'run.sqlite'))}[/]")
-        raise typer.Exit(130) from None
     card_doc = outcome.card
     if card_doc is not None:
         _print_summary(card_doc)
@@ -408,23 +409,6 @@ def _run(config: Any, command: str) -> None:
         raise typer.Exit(3)
     if card_doc is not None:
         raise typer.Exit(_exit_code(card_doc, config.fail_on))
-
-
-def _interrupted(store_path: Path) -> str:
-    """What an interrupted audit says: what the run store holds and how to resume."""
-    from judgeprobe.engine import RunStore
-
-    if not store_path.is_file():
-        return "interrupted before the first judge call; nothing was saved"
-    try:
-        with RunStore(store_path) as store:
-            saved = store.count()
-    except JudgeprobeError:
-        return f"interrupted; the verdicts made so far are in {store_path}"
-    return (
-        f"interrupted: {saved} verdict{'s' if saved != 1 else ''} saved in {store_path}; "
-        "run the same command again to resume"
-    )
 
 
 def _exit_code(card_doc: dict[str, Any], fail_on: str) -> int:
@@ -469,9 +453,12 @@ app.command("compare")(compare_command)
 
 
 def main() -> None:
-    """Console entry point: user errors print one line and exit 2, never a traceback."""
+    """Console entry point: user errors print one line and exit 2, never a traceback; Ctrl-C
+    and SIGTERM stop a run the same way and exit 130 and 143 (:mod:`judgeprobe._util.signals`).
+    """
     try:
-        app()
+        with stop_on_termination():
+            app()
     except JudgeprobeError as exc:
         console.print(f"[red]error:[/] {escape(redact_message(str(exc)))}")
         sys.exit(2)
@@ -479,7 +466,24 @@ def main() -> None:
         console.print(
             "[yellow]interrupted; every finished verdict is stored, run again to resume[/]"
         )
-        sys.exit(130)
+        sys.exit(stop_exit_code())
+    except SystemExit as exc:
+        if exc.code == 130 and terminated():  # typer reports any stop as 130
+            sys.exit(stop_exit_code())
+        raise
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        console.print(
+            f"[red]error:[/] {escape(where)}{escape(exc.strerror or str(exc))}; free some space "
+            "and run the same command again (what was stored is kept)"
+        )
+        sys.exit(2)
+
+
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+"""A full disk, or a full disk quota."""
 
 
 if __name__ == "__main__":

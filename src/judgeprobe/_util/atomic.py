@@ -3,7 +3,8 @@
 The content goes to a temporary file in the same folder, is flushed to disk, and replaces the
 target with :func:`os.replace` (atomic on POSIX and Windows within one file system). A reader that
 opened the old file keeps reading the old content; a crash mid-write leaves the old file whole and
-at most a stray ``.<name>.*.tmp`` file beside it.
+at most a stray ``.<name>.*.tmp`` file beside it. An OS error that names no file (a write to a
+full disk) is raised again naming the target.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ def write_atomic(path: str | os.PathLike[str], content: str | bytes) -> Path:
             os.fsync(handle.fileno())
         os.chmod(temporary, _mode(target))
         os.replace(temporary, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if exc.filename is None:  # a failed write or flush (a full disk) names no file
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
+        raise
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)

@@ -45,7 +45,9 @@ from judgeprobe.core.pricing import Pricing
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict, VerdictStatus
 from judgeprobe.engine.engine import Engine, run_blocking
+from judgeprobe.engine.lock import StoreLock
 from judgeprobe.engine.store import RunStore
+from judgeprobe.errors import ConfigError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes.base import Probe
@@ -145,7 +147,9 @@ def plan_audit(
     cannot run is the :class:`ConfigError` the audit would raise. ``pilot`` first judges the
     first stage of every multi-stage probe into the audit's run store (``out/run.sqlite``), so
     that the stages drawn from those verdicts are billed exactly (module docstring); those are
-    the only calls it makes, shown on a progress bar unless ``progress`` is False.
+    the only calls it makes, shown on a progress bar unless ``progress`` is False. The pilot
+    holds the run store's lock as an audit does: next to a running audit (or pilot) on the same
+    ``out`` it is refused with a :class:`~judgeprobe.errors.StoreError` naming the holder.
     """
     if not config.probes:
         config = with_default_probes(config, judge)  # the probes the audit would run
@@ -165,12 +169,15 @@ def plan_audit(
     for chosen in selected:
         check_probe(chosen.probe, chosen.items, judge, chosen.rubric, seed=config.seed)
     store_path = Path(config.out) / "run.sqlite"
-    if pilot:
-        store_path.parent.mkdir(parents=True, exist_ok=True)
-    store = RunStore(store_path) if pilot or store_path.is_file() else RunStore(":memory:")
-    with store:
-        if not pilot:
+    if not pilot:
+        with RunStore(store_path) if store_path.is_file() else RunStore(":memory:") as store:
             return _bill(config, judge, store, selected)
+    try:
+        store_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
+    # the pilot writes the audit's run store: one writer at a time, as for the audit itself
+    with StoreLock(store_path), RunStore(store_path) as store:
         tokens = _Tokens(judge)
         first = _first_stages(judge, selected, config.seed)
         figures = _figures(first, store, set(), tokens, judge.capabilities.context_window)

@@ -8,6 +8,7 @@ run of the same audit makes no judge call at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import inspect
 import sys
@@ -20,6 +21,7 @@ from pydantic import (
     ValidationError,
 )
 
+from judgeprobe._util.signals import stopped_by
 from judgeprobe._util.yaml_files import explain_validation
 from judgeprobe._version import __version__
 from judgeprobe.audit.applicable import probes_that_apply
@@ -39,8 +41,9 @@ from judgeprobe.engine import Engine, RunStore, run_blocking
 from judgeprobe.engine.executors import build_executor
 from judgeprobe.engine.limits import BudgetMeter
 from judgeprobe.engine.lock import StoreLock
+from judgeprobe.engine.store_base import disk_full
 from judgeprobe.engine.store_meta import ENGINE, ROUNDS, STATUS
-from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError
+from judgeprobe.errors import BudgetExhausted, ConfigError, JudgeprobeError, StoreError
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
 from judgeprobe.probes import ProbeResult, get_probe_class
@@ -191,8 +194,15 @@ async def _run_probes(
         for name, result in results.items():
             store.put_result(run_id, name, result.to_dict())
     except (asyncio.CancelledError, KeyboardInterrupt):
-        _finish(store, run_id, engine, "interrupted", "interrupted (Ctrl-C) before it finished")
+        _finish(
+            store, run_id, engine, "interrupted", f"interrupted ({stopped_by()}) before it finished"
+        )
         raise
+    except (JudgeprobeError, OSError) as exc:  # a full disk, a damaged store, a probe's defect
+        error = _stopped(store, run_id, engine, exc)
+        if error is None:
+            raise
+        raise error from exc
     state = "complete" if reason is None else "incomplete"
     _finish(store, run_id, engine, state, reason)
     return AuditOutcome(
@@ -265,6 +275,25 @@ def _finish(store: RunStore, run_id: int, engine: Engine, state: str, reason: st
     card_state = "complete" if state == "complete" else "incomplete"
     store.put_run_meta(run_id, STATUS, {"state": card_state, "reason": reason})
     store.finish_run(run_id, state)
+
+
+def _stopped(store: RunStore, run_id: int, engine: Engine, exc: Exception) -> StoreError | None:
+    """Mark run ``run_id`` stopped by ``exc``, as far as the store still takes writes (on a full
+    disk even the mark may not fit); a :class:`StoreError` saying how to resume when the disk is
+    full, else None (``exc`` is raised as it is)."""
+    reason = f"stopped by an error: {exc}"
+    marked = "there was no room to mark the run stopped"
+    with contextlib.suppress(JudgeprobeError):
+        store.finish_run(run_id, "stopped")  # the smallest write first
+        marked = "the run is marked stopped"
+        store.put_run_meta(run_id, STATUS, {"state": "incomplete", "reason": reason})
+        store.put_run_meta(run_id, ENGINE, engine.totals.to_dict())
+    if not disk_full(exc):
+        return None
+    return StoreError(
+        f"{exc}: the disk is full; every verdict made is stored and {marked}: free some space "
+        "and run the same command again to resume"
+    )
 
 
 def _run_record(

@@ -102,6 +102,12 @@ def guess_format(path: str | Path) -> str:
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
     fmt = _SUFFIX_FORMATS.get(suffixes[-1]) if suffixes else None
+    if suffixes and suffixes[-1] == ".eval":
+        raise DataError(
+            "an .eval file is an Inspect eval log (a zip archive of a judge's verdicts), not a "
+            "table of items: give it as recorded verdicts (--judge recorded:PATH)",
+            path=str(path),
+        )
     if fmt is None:
         raise DataError(
             f"cannot tell the file format from its name; use one of the suffixes "
@@ -116,7 +122,7 @@ def read_table(
     *,
     on_error: OnError = "raise",
     fmt: str | None = None,
-    comment_header: bool = False,
+    comment_header: bool | None = None,
 ) -> Table:
     """Read the records of ``path``.
 
@@ -129,9 +135,13 @@ def read_table(
         number of fields). Whole-file problems (missing, empty, not UTF-8) always raise.
     fmt : str, optional
         One of :data:`FORMATS`; guessed from the suffix when omitted.
-    comment_header : bool
-        CSV only: drop the block of lines starting with ``#`` *before* the header line (a ``#``
-        further down, e.g. inside a quoted multi-line field, is data).
+    comment_header : bool, optional
+        CSV and TSV: True drops the block of lines starting with ``#`` *before* the header line
+        (notes such as PyRIT's ``# dataset_version=...``; kept in :attr:`Table.comments`); a
+        ``#`` further down, e.g. inside a quoted multi-line field, is data. False reads a first
+        line starting with ``#`` as the header. None (the default) drops the block too, but
+        keeps its last line as the header when it has as many fields as the line after it
+        (``#,prompt,response`` over ``1,a,b``: a row-number column named ``#``).
     """
     where = str(path)
     fmt = fmt or guess_format(path)
@@ -190,20 +200,26 @@ def _read_text(where: str) -> str:
 
 
 def _read_csv(
-    where: str, text: str, delimiter: str, comment_header: bool, problems: RowProblems
+    where: str, text: str, delimiter: str, comment_header: bool | None, problems: RowProblems
 ) -> Table:
     stream = io.StringIO(text, newline="")
     comments: list[str] = []
     offset = 0
-    if comment_header:
+    if comment_header is not False:
+        positions: list[int] = []
         while True:
             position = stream.tell()
             line = stream.readline()
             if not line.startswith("#"):
                 stream.seek(position)
                 break
+            positions.append(position)
             comments.append(line.rstrip("\r\n"))
             offset += 1
+        if comment_header is None and comments and _is_header(comments[-1], line, delimiter):
+            stream.seek(positions[-1])
+            comments.pop()
+            offset -= 1
     allow_long_csv_fields()
     reader = csv.reader(stream, delimiter=delimiter)
     header: list[str] | None = None
@@ -241,8 +257,18 @@ def _read_csv(
             continue
         records.append(Record(row, start, dict(zip(header, fields, strict=True))))
     if header is None:
-        raise DataError("file has no header line", path=where)
+        skipped = f" (its {offset} leading line(s) start with '#': comments)" if offset else ""
+        raise DataError(f"file has no header line{skipped}", path=where)
     return Table(where, tuple(header), tuple(records), tuple(problems.skipped), tuple(comments))
+
+
+def _is_header(last: str, following: str, delimiter: str) -> bool:
+    """Whether ``last``, the last of a file's leading ``#`` lines, is its header rather than a
+    note: it has as many fields (more than one) as the line after it (a data line)."""
+    if not following.strip():
+        return False
+    count = len(next(csv.reader([last], delimiter=delimiter), []))
+    return count > 1 and count >= len(next(csv.reader([following], delimiter=delimiter), []))
 
 
 def allow_long_csv_fields() -> None:

@@ -46,7 +46,8 @@ def load_pyrit_csv(
     Parameters
     ----------
     path : path, directory, or sequence of paths
-        A CSV file, a directory (its ``*.csv`` files, sorted by name), or several of either;
+        A CSV (or TSV, named ``.tsv``) file, a directory (its ``*.csv`` and ``*.tsv`` files,
+        sorted by name), or several of either;
         e.g. ``[refusal.csv, refusal_extra.csv]`` for the full refusal set. All files must share
         one label scale.
     on_error : {"raise", "skip"}
@@ -78,7 +79,7 @@ def load_pyrit_csv(
     chosen_scale: tuple[float, ...] | None = tuple(float(v) for v in scale) if scale else None
     seen_ids: set[str] = set()
     for file in paths:
-        table = read_table(file, on_error=policy, fmt="csv", comment_header=True)
+        table = read_table(file, on_error=policy, fmt=_text_format(file), comment_header=True)
         header = parse_comment_header(table.comments)
         family = _family(Path(file), header)
         families.append(family)
@@ -158,13 +159,20 @@ def _expand(path: PathLike | Sequence[PathLike]) -> list[Path]:
     for entry in given:
         entry = Path(entry)
         if entry.is_dir():
-            found = sorted(entry.glob("*.csv"))
+            found = sorted([*entry.glob("*.csv"), *entry.glob("*.tsv")])
             if not found:
-                raise DataError("directory holds no .csv files", path=str(entry))
+                raise DataError("directory holds no .csv or .tsv files", path=str(entry))
             files.extend(found)
         else:
             files.append(entry)
     return files
+
+
+def _text_format(path: Path) -> str:
+    """``tsv`` for a ``.tsv`` (or ``.tsv.gz``) file; ``csv`` for any other name, as PyRIT
+    writes them."""
+    names = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    return "tsv" if names and names[-1] == ".tsv" else "csv"
 
 
 def _family(path: Path, header: dict[str, Any]) -> str:

@@ -328,7 +328,20 @@ def _llmbar(folder: Path, rest: str, spec: str, options: dict[str, Any]) -> Data
 
 
 def _load_path(path: Path, options: dict[str, Any]) -> Dataset:
-    return _call(_detect(path), path, options)
+    loader = _detect(path)
+    try:
+        return _call(loader, path, options)
+    except DataError as exc:
+        if loader != "table" or exc.column is None or exc.row is not None:
+            raise
+        # a column the generic table lacks: the file may be a known set in its own layout
+        raise DataError(
+            f"{exc.reason}; read as a generic table (its columns are not a known dataset's); "
+            f"name its loader if it is one: --loader NAME or data_options: {{loader: NAME}} "
+            f"(loaders: {', '.join(LOADERS)})",
+            path=exc.path,
+            column=exc.column,
+        ) from exc
 
 
 def _detect(path: Path) -> str:
@@ -356,7 +369,8 @@ def _detect(path: Path) -> str:
     if path.name in by_name:
         return by_name[path.name]
     fmt = guess_format(path)
-    if fmt == "csv" and has_pyrit_columns(csv_header(path)):
+    delimiter = {"csv": ",", "tsv": "\t"}.get(fmt)
+    if delimiter is not None and has_pyrit_columns(csv_header(path, delimiter=delimiter)):
         return "pyrit"
     columns = set(read_table(path, fmt=fmt, on_error="skip").columns)
     if {"chosen", "rejected"} <= columns:

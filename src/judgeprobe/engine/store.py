@@ -21,6 +21,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,37 @@ class RunStore(PlanStore, SkippedRowsStore, BatchStore, RunMetaStore):
         except BaseException:
             self._db.close()
             raise
+
+    @classmethod
+    def read_copy(cls, path: str | Path) -> RunStore:
+        """The run store at ``path`` copied into memory, the file only read: an older store is
+        upgraded in the copy, never in place (for what must leave its inputs as they are, such
+        as a merge). Changes to the copy are lost when it is closed; errors name ``path``.
+
+        A store whose write-ahead log is still beside it (its writer is running, or was killed)
+        is read through a read-only SQLite connection, which folds the log in; any other is
+        read as bytes, so not even SQLite's shared-memory file is made beside it.
+        """
+        source = Path(path)
+        if not source.is_file():
+            raise StoreError(f"{path}: no run store there")
+        store = cls(":memory:")
+        store.path = str(path)
+        try:
+            if source.with_name(source.name + "-wal").exists():
+                uri = f"{source.resolve().as_uri()}?mode=ro"
+                with closing(sqlite3.connect(uri, uri=True)) as db:
+                    db.backup(store._db)
+            else:
+                store._db.deserialize(_rollback_image(source.read_bytes()))
+            store._open()
+        except (sqlite3.Error, OSError) as exc:
+            store.close()
+            raise StoreError(f"{path}: cannot read the run store ({exc})") from exc
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def _open(self) -> None:
         """Check an existing file is a run store of this schema, or make a new one."""
@@ -480,6 +512,14 @@ def _verdict(row: Sequence[Any]) -> Verdict:
         attempts=row[14],
         meta=meta,
     )
+
+
+def _rollback_image(data: bytes) -> bytes:
+    """An SQLite file's bytes marked as a rollback-journal database (header bytes 18 and 19),
+    as an in-memory copy cannot keep a write-ahead log; other bytes are left as they are."""
+    if data.startswith(b"SQLite format 3\x00") and len(data) >= 100:
+        return data[:18] + b"\x01\x01" + data[20:]
+    return data
 
 
 def open_store(path: str | Path | None) -> RunStore:

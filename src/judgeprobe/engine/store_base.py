@@ -8,6 +8,7 @@ happens, and a write of many rows is one transaction.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -17,6 +18,25 @@ from judgeprobe._util.redaction import Redactor
 from judgeprobe.errors import StoreError
 
 FRESH_START = "use another --out, or delete the file to start afresh"
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+_SQLITE_FULL = 13
+"""SQLite's result code for "database or disk is full"."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised from) says the disk or the quota is full: an
+    :class:`OSError` with ENOSPC or EDQUOT, or SQLite's ``SQLITE_FULL``."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__
+    return any(
+        (isinstance(e, OSError) and e.errno in _FULL_ERRNOS)
+        or (isinstance(e, sqlite3.Error) and getattr(e, "sqlite_errorcode", None) == _SQLITE_FULL)
+        for e in chain
+    )
 
 
 class StoreBase:

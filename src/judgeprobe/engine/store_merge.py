@@ -70,14 +70,14 @@ def same_verdict(a: Verdict, b: Verdict) -> bool:
 
 
 def merge_stores(first: str | Path, second: str | Path, out: str | Path) -> MergeReport:
-    """Merge the run stores ``first`` and ``second`` into the new run store ``out``."""
+    """Merge the run stores ``first`` and ``second`` into the new run store ``out``.
+
+    The inputs are only read (each is copied into memory, and an older one upgraded there), so a
+    merge leaves them byte for byte as they were."""
     target = Path(out)
     if target.exists():
         raise StoreError(f"{target}: exists; a merge writes a new run store (give another -o)")
-    for source in (first, second):
-        if not Path(source).is_file():
-            raise StoreError(f"{source}: no run store there")
-    with RunStore(first) as a, RunStore(second) as b:
+    with RunStore.read_copy(first) as a, RunStore.read_copy(second) as b:
         tables = [_read(a), _read(b)]
     report = MergeReport()
     verdicts = _merge_verdicts(tables[0]["verdicts"], tables[1]["verdicts"], report)

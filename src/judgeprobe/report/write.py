@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,9 @@ def render_card(
     embeds them, so ``card.html`` stands alone). The Markdown card is short; ``md`` also writes
     its full tables to ``card-appendix.md`` beside it, which the card links to. Every file is
     replaced atomically (written to a temporary file in the same folder, then renamed over the
-    old one), so a reader or a concurrent re-render never sees a half-written card.
+    old one), so a reader or a concurrent re-render never sees a half-written card. A file that
+    cannot be written (a full disk, a folder without write permission) is a :class:`ConfigError`
+    naming it, with how to write the card again from the run store; the old files stay whole.
 
     Parameters
     ----------
@@ -73,6 +76,12 @@ def render_card(
     figures = out / "figures"
     if figures.is_symlink() or (figures.exists() and not figures.is_dir()):
         raise ConfigError(f"{figures}: not a real folder (a link or a file); remove it")
+    with _writing(out, store):
+        return card, _write_files(card, out, formats)
+
+
+def _write_files(card: dict[str, Any], out: Path, formats: Sequence[str]) -> dict[str, Path]:
+    """Write the figures and the card files of ``card`` under ``out``; the paths written."""
     pngs, errors = write_figures(card, out)
     overview = overview_bytes(card, "svg")
     written: dict[str, Path] = {}
@@ -93,7 +102,24 @@ def render_card(
         written[fmt] = write_atomic(path, text)
         if fmt == "md":
             written["appendix"] = write_atomic(out / APPENDIX_FILE, render_appendix(card))
-    return card, written
+    return written
+
+
+@contextmanager
+def _writing(out: Path, store: RunStore | str | os.PathLike[str]) -> Iterator[None]:
+    """Turn an OS error while the card's files are written (ENOSPC, EACCES...) into one line
+    naming the file and how to write the card again; the run store already holds the run."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or out
+        reason = exc.strerror or str(exc)
+        source = store.path if isinstance(store, RunStore) else os.fspath(store)
+        again = "" if source == ":memory:" else f"; `judgeprobe card {source}` writes it again"
+        raise ConfigError(
+            f"{where}: cannot write the card ({reason}); the run is stored, so free some "
+            f"space or choose another folder{again}"
+        ) from exc
 
 
 def write_card(

@@ -37,6 +37,13 @@ def detect_format(path: Path) -> str:
     """The format of the verdict file ``path``, from its content (see the module docstring)."""
     if zipfile.is_zipfile(path):
         return "inspect"  # an .eval log is a zip archive
+    if path.suffix.lower() == ".eval":
+        raise DataError(
+            "not an Inspect eval log: an .eval log is a zip archive and this file is not one "
+            "(cut short, damaged, or not written by Inspect); an Inspect log written as JSON "
+            "is named .json",
+            path=str(path),
+        )
     if path.suffix.lower() == ".json":
         head = _json_head(path)
         if isinstance(head, dict) and "eval" in head and "version" in head:
