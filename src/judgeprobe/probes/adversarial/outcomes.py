@@ -26,7 +26,6 @@ rates (labels ``slice: <form>``) are information.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -296,15 +295,3 @@ def with_won_evidence(
             finding = finding.with_evidence(evidence)
         out.append(finding)
     return out
-
-
-def excluded_note(excluded: Counter[str], total: int) -> list[str]:
-    """A note on the items left out for want of a verdict, if any."""
-    if not excluded:
-        return []
-    parts = ", ".join(f"{reason}: {count}" for reason, count in sorted(excluded.items()))
-    missing = sum(excluded.values())
-    return [
-        f"{missing} of {total} items lack a verdict of one of their roles ({parts}); excluded, "
-        "since an attacker's any-form score needs every form's verdict"
-    ]

@@ -43,7 +43,6 @@ from judgeprobe.probes.adversarial.outcomes import (
     Success,
     Try,
     attack_findings,
-    excluded_note,
     form_table,
     with_won_evidence,
     won_rows,
@@ -56,6 +55,7 @@ from judgeprobe.probes.base import (
     pairwise_items,
     slices_as_information,
 )
+from judgeprobe.probes.bias.findings import excluded_note
 from judgeprobe.probes.decisions import base_request, base_role, pointwise, unique_ids
 from judgeprobe.probes.failures import (
     UNPAIRED,
