@@ -38,11 +38,15 @@ INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("confidence_level", "n_resamples"),
     "distraction": ("confidence_level",),
     "distraction_pairwise": ("confidence_level",),
+    "forged_verdict": ("confidence_level",),
+    "forged_verdict_pairwise": ("confidence_level",),
     "human_agreement": ("confidence_level", "n_resamples"),
     "injection": ("confidence_level",),
     "injection_pairwise": ("confidence_level",),
     "length_controlled_win_rate": ("confidence_level", "n_resamples"),
     "length_null": ("confidence_level", "n_resamples"),
+    "master_key": ("confidence_level",),
+    "master_key_pairwise": ("confidence_level",),
     "permutation": ("confidence_level", "n_resamples"),
     "policy_invariance": ("confidence_level", "n_resamples"),
     "policy_invariance_pairwise": ("confidence_level", "n_resamples"),
@@ -53,6 +57,7 @@ INTERVAL_OPTIONS: dict[str, tuple[str, ...]] = {
     "self_preference": ("confidence_level", "n_resamples"),
     "sensitivity": ("confidence_level", "n_resamples"),
     "sensitivity_pairwise": ("confidence_level",),
+    "smuggling": ("confidence_level",),
 }
 """Every registered probe and the interval options it takes; a new probe must be added here."""
 
@@ -145,6 +150,11 @@ PROBE_CLASSES = [
     "SelfPreferenceProbe",
     "PairwiseSensitivityProbe",
     "SensitivityProbe",
+    "ForgedVerdictProbe",
+    "MasterKeyProbe",
+    "PairwiseForgedVerdictProbe",
+    "PairwiseMasterKeyProbe",
+    "SmugglingProbe",
 ]
 PUBLIC_API: dict[ModuleType, list[str]] = {
     judgeprobe: [

@@ -140,6 +140,12 @@ PAIRWISE_BIAS_QUIET = ("excess_move_rate", "excess_away_rate")
 """The pairwise invariant judge picks the longer response: the edit and its placebo add the
 same length, so it moves alike under both and the excess is 0."""
 BIAS_PROBES = ("authority", "bandwagon", "distraction", "injection", "verbosity")
+ATTACK_QUIET = ("excess_success_rate", "attack_success_rate", "placebo_success_rate")
+"""An invariant judge's verdict never reaches an attack's aim: its one score is the other
+class, and it stays there under every form and placebo."""
+PAIRWISE_ATTACK_QUIET = ("excess_success_rate",)
+"""The pairwise invariant judge picks the longer response: a form and its placebo have the
+same length, so it moves alike under both and the excess is 0."""
 FIXTURES: dict[str, Fixture] = {
     "agreement": Fixture(pointwise, "refusal", invariant_pointwise, noisy_binary, CONCAT),
     "bypass": Fixture(
@@ -219,6 +225,14 @@ FIXTURES: dict[str, Fixture] = {
     ),
 }
 """Every registered probe and how to exercise it; a new probe must be added here."""
+for _attack in ("forged_verdict", "master_key", "smuggling"):
+    FIXTURES[_attack] = Fixture(
+        pointwise, "refusal", invariant_pointwise, noisy_binary, {}, ATTACK_QUIET
+    )
+for _attack in ("forged_verdict_pairwise", "master_key_pairwise"):
+    FIXTURES[_attack] = Fixture(
+        pairwise, "preference", invariant_pairwise, noisy_pairwise, {}, PAIRWISE_ATTACK_QUIET
+    )
 for _bias in BIAS_PROBES:
     FIXTURES[_bias] = Fixture(
         pointwise, "refusal", invariant_pointwise, noisy_binary, {}, BIAS_QUIET

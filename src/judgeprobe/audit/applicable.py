@@ -40,10 +40,13 @@ def probes_that_apply(
     the data and a judge with ``capabilities`` meet, and why each other one does not.
 
     By default the candidates are every registered probe with its default parameters, less
-    those the config already lists as not applicable. An entry's own ``rubric``, ``data``,
-    ``data_options`` and ``limit`` replace the config's, as in an audit. ``capabilities`` None
+    those the config already lists as not applicable; a probe that runs only when named (its
+    ``named_only`` reason, the adversarial probes) is then listed with that reason. An entry's
+    own ``rubric``, ``data``, ``data_options`` and ``limit`` replace the config's, as in an
+    audit. ``capabilities`` None
     leaves what a probe needs of its judge unchecked (the audit checks it before its first call).
     """
+    default_set = candidates is None
     if candidates is None:
         candidates = {n: {} for n in probe_names() if n not in config.not_applicable}
     loaded: dict[str, Dataset] = {}
@@ -57,7 +60,10 @@ def probes_that_apply(
             loaded[key] = load_dataset(spec, **options)
         limit = entry.get("limit", config.limit)
         items = loaded[key].items[:limit] if limit else loaded[key].items
-        why = not_applicable(get_probe_class(name), rubric, items, capabilities)
+        cls = get_probe_class(name)
+        why = not_applicable(cls, rubric, items, capabilities)
+        if why is None and default_set and cls.named_only:
+            why = f"probe {name!r} runs only when named: {cls.named_only}"
         if why is None:
             chosen.probes[name] = dict(entry)
         else:

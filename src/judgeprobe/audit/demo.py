@@ -48,16 +48,28 @@ DEMO_PROBES: dict[str, dict[str, Any]] = {
     "length_controlled_win_rate": dict(PAIRWISE),
 }
 
+ADVERSARIAL = (
+    "master_key",
+    "master_key_pairwise",
+    "forged_verdict",
+    "forged_verdict_pairwise",
+    "smuggling",
+)
+"""The adversarial probes (docs/adversarial.md): every form of an attack on every item, about
+eleven calls an item, run only when an audit names them."""
+
 LEFT_OUT_OF_DEMO: tuple[str, ...] = (
     "policy_invariance_pairwise",
     "self_preference",
     *(f"{name}{suffix}" for name in BIAS_EDITS for suffix in ("", "_pairwise")),
     "sensitivity_pairwise",
+    *ADVERSARIAL,
 )
 """Registered probes the demo does not run, to stay within a few minutes of CPU: the pairwise
 rubric rewrites, the judge's own answers (a generation stage), the bias battery
-(docs/bias.md) and the pairwise directional probe (docs/sensitivity.md). Every other registered
-probe is in :data:`DEMO_PROBES`."""
+(docs/bias.md), the pairwise directional probe (docs/sensitivity.md) and the adversarial
+probes, which run only when named (docs/adversarial.md). Every other registered probe is in
+:data:`DEMO_PROBES`."""
 
 JUDGES = ("llama", "profanity")
 """The demo's judges, in the comparison's order: the first is the baseline."""

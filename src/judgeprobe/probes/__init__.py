@@ -1,6 +1,13 @@
 """Probes: one reliability test each (plan, refine, analyze), registered by name."""
 
 from judgeprobe.core.plan import Plan, ProbeContext, Verdicts
+from judgeprobe.probes.adversarial.probe import (
+    ForgedVerdictProbe,
+    MasterKeyProbe,
+    PairwiseForgedVerdictProbe,
+    PairwiseMasterKeyProbe,
+    SmugglingProbe,
+)
 from judgeprobe.probes.agreement.probe import AgreementProbe
 from judgeprobe.probes.base import (
     FigureSpec,
@@ -45,14 +52,18 @@ __all__ = [
     "DistractionProbe",
     "FigureSpec",
     "Finding",
+    "ForgedVerdictProbe",
     "HumanAgreementProbe",
     "InjectionProbe",
     "LengthControlledWinRateProbe",
     "LengthNullProbe",
+    "MasterKeyProbe",
     "PairwiseAuthorityProbe",
     "PairwiseBandwagonProbe",
     "PairwiseDistractionProbe",
+    "PairwiseForgedVerdictProbe",
     "PairwiseInjectionProbe",
+    "PairwiseMasterKeyProbe",
     "PairwisePolicyInvarianceProbe",
     "PairwiseSensitivityProbe",
     "PairwiseVerbosityProbe",
@@ -67,6 +78,7 @@ __all__ = [
     "RepetitionProbe",
     "SelfPreferenceProbe",
     "SensitivityProbe",
+    "SmugglingProbe",
     "Threshold",
     "VerbosityProbe",
     "Verdicts",

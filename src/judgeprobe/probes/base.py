@@ -397,6 +397,11 @@ class Probe:
     are shares of the score span: two runs with rubrics of different scales compare them as
     shares of each rubric's span."""
 
+    named_only: ClassVar[str] = ""
+    """Why the probe runs only when an audit names it (``""``: it joins the default probe set
+    wherever it applies). An audit that names no probe lists it with this reason
+    (:mod:`judgeprobe.audit.applicable`)."""
+
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     """What each parameter must be (:mod:`judgeprobe.probes.params`), checked when the probe
     is made: one declaration per parameter, one checker for every probe."""

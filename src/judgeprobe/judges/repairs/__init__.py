@@ -8,6 +8,8 @@ repair                 rubric      what it does                                 
 ``rubric_ensemble``    any         median (majority) over k validated wordings    k
 ``length_controlled``  pairwise    both responses cut to the shorter's length     1
 ``single_answer``      pairwise    each response graded alone; the higher wins    2
+``sanitize``           any         Unicode normalised, answer-format text removed 1
+``delimit``            any         the response fenced and declared as data       1
 =====================  ==========  =============================================  ===========
 
 :func:`build_repair` wraps a judge by the repair's name; :mod:`judgeprobe.audit.repair` audits
@@ -31,8 +33,10 @@ from judgeprobe.errors import ConfigError
 from judgeprobe.judges.registry import _construct
 from judgeprobe.judges.repairs.base import INNER_CALLS, RepairJudge, cost_multiplier
 from judgeprobe.judges.repairs.chunked import ChunkedJudge
+from judgeprobe.judges.repairs.delimit import DelimitJudge
 from judgeprobe.judges.repairs.ensemble import RubricEnsembleJudge
 from judgeprobe.judges.repairs.length import LengthControlledJudge
+from judgeprobe.judges.repairs.sanitize import SanitizeJudge
 from judgeprobe.judges.repairs.single_answer import SingleAnswerJudge
 from judgeprobe.judges.repairs.swap import SwapAverageJudge
 
@@ -42,6 +46,8 @@ REPAIRS: dict[str, Callable[..., RepairJudge]] = {
     "rubric_ensemble": RubricEnsembleJudge,
     "length_controlled": LengthControlledJudge,
     "single_answer": SingleAnswerJudge,
+    "sanitize": SanitizeJudge,
+    "delimit": DelimitJudge,
 }
 """Each repair by name."""
 
@@ -54,6 +60,8 @@ TARGETS: dict[str, str] = {
     "rubric_ensemble": "policy_invariance",
     "length_controlled": "length_null",
     "single_answer": "position",
+    "sanitize": "smuggling",
+    "delimit": "forged_verdict",
 }
 """The probe that measures the failure each repair targets."""
 
@@ -134,9 +142,11 @@ __all__ = [
     "REPAIRS",
     "TARGETS",
     "ChunkedJudge",
+    "DelimitJudge",
     "LengthControlledJudge",
     "RepairJudge",
     "RubricEnsembleJudge",
+    "SanitizeJudge",
     "SingleAnswerJudge",
     "SwapAverageJudge",
     "build_repair",
