@@ -157,6 +157,15 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
         notes.append(
             f"cost: through the Batch API, at {bill.pricing.batch_price_factor:g} of the prices"
         )
+    rounds = config.engine.until_decided
+    if rounds is not None:
+        first = rounds.start_items
+        notes.append(
+            f"in rounds: the audit starts on {first} items and stops once its verdict is decided; "
+            f"the figures above are its bound, every item audited (a round re-draws the "
+            f"concatenations of the multi-stage probes, so the last rounds may add a little to "
+            f"it); bill --limit {first} for the first round's cost"
+        )
     if bill.pricing is None:
         notes.append("cost: add 'pricing: {input_per_mtok: ..., output_per_mtok: ...}' to price it")
     for note in notes:
