@@ -276,8 +276,10 @@ def test_confirm_over_without_a_terminal_refuses_naming_the_cost_and_yes(tmp_pat
 def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path) -> None:
     config = str(_config_file(tmp_path, pricing=PRICING))
     result = CliRunner().invoke(
-        app, ["audit", config, "--confirm-over", "0.000001", "--yes", "--fail-on", "never"]
-    )
+        app,
+        ["audit", config, "--confirm-over", "0.000001", "--yes", "--fail-on", "never",
+         "--fixed-size"],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     # 80 and the ten reruns of the rerun null, which match and ask for no more
     assert "judge calls: 90" in result.stdout

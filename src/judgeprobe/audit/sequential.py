@@ -32,10 +32,17 @@ reused from the store. Its trial count is then chosen from the data, one of at m
 counts by round ``r``, so its round-``r`` share of ``alpha`` is divided by ``r`` (the union bound
 over the counts it could have).
 
-The probes' designs that draw from the whole item set (the concatenations of the cluster,
-permutation and bypass tests) are drawn anew from each prefix, so their earlier concatenations
-are reused only where the same draw recurs; per-item requests are always reused. A killed run
-resumes the same way: its rounds replay from the store with no new judge call.
+Per probe, not per prefix: a probe whose gated findings are all decided after a round is left
+out of the later rounds and keeps the results of the round that decided it (its share of
+``alpha`` was spent there). A probe whose design draws from the whole item set (the
+concatenations of the cluster, permutation and bypass tests:
+:attr:`~judgeprobe.probes.base.Probe.nested_design` False) would draw anew from each longer
+prefix and pay again; it is judged once, in the first round, on every item, at the audit's whole
+level ``1 - alpha`` (one look spends its own ``alpha``; the family is adjusted across probes as
+for every round). Per-item requests are always reused. The rounds stop early at the first round
+with a decided fail when ``stop`` is ``verdict`` (the default): the card's verdict is then FAIL
+whatever else the rounds would show. A killed run resumes the same way: its rounds replay from
+the store with no new judge call.
 """
 
 from __future__ import annotations
@@ -262,9 +269,13 @@ async def run_until_decided(
                 break
         spend = look_alpha(alpha, index, looks=len(sizes))
         spent = {a.name: spend / index if a.name in trials else spend for a in active}
+        counts = {a.name: n for a in active}
+        for entry in active:  # drawn from every item: judged once, on all, at the whole level
+            if not entry.probe.nested_design:
+                counts[entry.name], spent[entry.name] = len(entry.items), alpha
         before = calls_made(engine)
         try:
-            raw, stages = await _round(active, engine, n, trials, spent, seed, prepare)
+            raw, stages = await _round(active, engine, counts, trials, spent, seed, prepare)
         except BudgetExhausted as exc:
             if not outcome.rounds:
                 outcome.reason = str(exc)  # nothing decided: the audit is incomplete
@@ -292,7 +303,7 @@ async def run_until_decided(
             outcome.stopped = "verdict"
             break
         for entry in active:  # a probe whose gated findings are all decided is done
-            if all_settled(results[entry.name]):
+            if all_settled(results[entry.name]) or not entry.probe.nested_design:
                 frozen[entry.name] = (raw[entry.name], spent[entry.name])
         trials = more_trials(ordered, results, trials, options)
     else:
@@ -378,7 +389,7 @@ def _probe_at(entry: Audited, level: float, trials: Mapping[str, int]) -> Probe:
 async def _round(
     ordered: Sequence[Audited],
     engine: Engine,
-    n: int,
+    counts: Mapping[str, int],
     trials: Mapping[str, int],
     spent: Mapping[str, float],
     seed: int,
@@ -387,7 +398,7 @@ async def _round(
     results: dict[str, ProbeResult] = {}
     stages: dict[str, Stage] = {}
     for entry in ordered:
-        items = list(entry.items[:n])
+        items = list(entry.items[: counts[entry.name]])
         probe = _probe_at(entry, 1.0 - spent[entry.name], trials)
         result = await run_probe_async(probe, items, engine, entry.rubric, seed=seed)
         results[entry.name] = prepare(result)
