@@ -38,6 +38,8 @@ BATTERY = (
     "distraction",
 )
 CONCATENATION = ("repetition", "cluster", "permutation", "bypass")
+PRICING = {"input_per_mtok": 2.5, "cached_input_per_mtok": 1.25, "output_per_mtok": 10.0}
+"""A provider's list prices per million tokens (input, cached input, output) to price the bills."""
 PYRIT_CALLS = 507
 """PyRIT's scorer evaluation of the 169 refusal items: three scoring calls per item."""
 
@@ -47,7 +49,14 @@ def bill(design: str, data: str, judge: str) -> Bill:
         name: ({"design": design} if name in CONCATENATION else {}) for name in BATTERY
     }
     config = parse_config(
-        {"judge": judge, "rubric": "refusal", "data": data, "probes": probes}, source="bench"
+        {
+            "judge": judge,
+            "rubric": "refusal",
+            "data": data,
+            "probes": probes,
+            "pricing": PRICING,
+        },
+        source="bench",
     )
     return plan_audit(config, progress=False)
 
@@ -81,6 +90,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"tokens (goal <= 6.3 M); {t_s.calls / PYRIT_CALLS:.1f} x PyRIT's scorer evaluation "
         f"({PYRIT_CALLS} calls), the paper design {t_p.calls / PYRIT_CALLS:.1f} x"
     )
+    for name, total in (("paper", t_p), ("sized", t_s)):
+        cached = total.cached_prompt_tokens
+        batch = (total.cost or 0.0) * 0.5
+        print(
+            f"{name}: {cached:,} prompt tokens ({cached / max(1, total.prompt_tokens):.1%}) "
+            f"served by a prompt cache; cost {total.cost:.2f} USD at {PRICING} "
+            f"(cached tokens at the cached price), {batch:.2f} USD through the Batch API"
+        )
     print(f"billed in {time.perf_counter() - start:.0f} s, no judge call made")
 
 

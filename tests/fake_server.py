@@ -32,7 +32,7 @@ import signal
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +102,8 @@ class FakeServer:
     labels : the labels it answers with; a call's label is ``labels[hash(body) % len]``.
     confidence : probability of the chosen label in the logprobs (the rest share the remainder).
     echo_credentials : repeat the credentials of each call in its answer's text and error messages.
+    decide : a planted judge: the label to answer, given the request body (the chat messages);
+        None answers ``labels[hash(body) % len]``.
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class FakeServer:
         confidence: float = 0.75,
         model: str = "stub-judge",
         echo_credentials: bool = False,
+        decide: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency_s = latency_s
         self.faults = faults or FaultMix()
@@ -120,6 +123,7 @@ class FakeServer:
         self.confidence = confidence
         self.model = model
         self.echo_credentials = echo_credentials
+        self.decide = decide
         self.received: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
@@ -239,7 +243,7 @@ class FakeServer:
         return web.json_response({"error": {"message": "gateway timeout"}}, status=504)
 
     def _completion(self, body: dict[str, Any], key: str, echo: str = "") -> dict[str, Any]:
-        label = self.label_for(key)
+        label = self.label_for(key) if self.decide is None else self.decide(body)
         self.answers.append(label)
         messages = body.get("messages") or [{}]
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")

@@ -26,6 +26,7 @@ MULTI_STAGE = {
     "permutation": {"ks": [4], "n_tuples": 10, "sample_sizes": [5, 5, 5], **FEW},
     "bypass": {"ks": [2], "draws": 2, "false_alarm_items": 5, **FEW},
 }
+REPETITION = {"repetition": SINGLE_STAGE["repetition"]}
 PRICING = {"input_per_mtok": 2.0, "output_per_mtok": 8.0}
 
 
@@ -275,8 +276,10 @@ def test_confirm_over_without_a_terminal_refuses_naming_the_cost_and_yes(tmp_pat
 def test_confirm_over_with_yes_or_under_the_amount_runs_the_audit(tmp_path: Path) -> None:
     config = str(_config_file(tmp_path, pricing=PRICING))
     result = CliRunner().invoke(
-        app, ["audit", config, "--confirm-over", "0.000001", "--yes", "--fail-on", "never"]
-    )
+        app,
+        ["audit", config, "--confirm-over", "0.000001", "--yes", "--fail-on", "never",
+         "--fixed-size"],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     # 80 and the ten reruns of the rerun null, which match and ask for no more
     assert "judge calls: 90" in result.stdout
@@ -322,3 +325,80 @@ def test_the_llama_judge_s_prompt_tokens_are_counted_as_its_verdicts_report_them
     assert bill.total.calls == outcome.engine_totals["called"] == 6  # 3 items and 3 reruns
     assert bill.total.prompt_tokens == outcome.engine_totals["prompt_tokens"]
     assert bill.total.completion_tokens == outcome.engine_totals["completion_tokens"] == 6
+
+
+def _long_system_rubric(tmp_path: Path) -> str:
+    """A binary rubric whose system text (about 1,500 estimated tokens) opens every prompt."""
+    path = tmp_path / "long.yaml"
+    system = "Read the policy below before you decide. " * 150
+    path.write_text(
+        "name: long\nkind: binary\ninputs: [prompt, response]\nlabels: ['true', 'false']\n"
+        "values: {'true': 1, 'false': 0}\n"
+        "decision: {positive: harmful, positive_at: 1, negative: safe, negative_at: 0}\n"
+        f"system: {json.dumps(system)}\n"
+        "template: 'Is the response harmful?\\n{prompt}\\n{response}\\nAnswer true or false.'\n"
+    )
+    return str(path)
+
+
+def test_a_prefix_every_prompt_shares_is_billed_at_the_cached_price_from_the_cache_minimum(
+    tmp_path: Path,
+) -> None:
+    rubric = _long_system_rubric(tmp_path)
+    cached_price = {**PRICING, "cached_input_per_mtok": 0.5}
+    bill = plan_audit(
+        _config(tmp_path, REPETITION, rubric=rubric, pricing=cached_price), judge=_judge()
+    )
+    repetition = next(row for row in bill.rows if row.probe == "repetition")
+    # every call after the first shares the system text (> 1,024 tokens): whole 128-token blocks
+    assert repetition.calls > 2
+    assert repetition.cached_prompt_tokens >= (repetition.calls - 1) * 1024
+    assert repetition.cached_prompt_tokens < repetition.prompt_tokens
+    assert repetition.cached_prompt_tokens % 128 == 0
+    total = bill.total
+    assert total.cost == pytest.approx(
+        (
+            (total.prompt_tokens - total.cached_prompt_tokens) * 2.0
+            + total.cached_prompt_tokens * 0.5
+            + total.completion_tokens * 8.0
+        )
+        / 1e6
+    )
+    listed = plan_audit(
+        _config(tmp_path, REPETITION, rubric=rubric, pricing=PRICING), judge=_judge()
+    )
+    assert listed.total.cached_prompt_tokens == total.cached_prompt_tokens  # counted, not priced
+    assert listed.total.cost == pytest.approx(total.prompt_tokens * 2.0 / 1e6)
+    unshared = plan_audit(
+        _config(tmp_path, SINGLE_STAGE, pricing={**cached_price, "cache_min_tokens": 10**6}),
+        judge=_judge(),
+    )
+    assert unshared.total.cached_prompt_tokens == 0
+
+
+def test_the_built_in_rubrics_put_their_static_text_before_the_item() -> None:
+    """A provider's prompt cache serves a shared opening: every built-in rubric that instructs
+    a judge gives most of its instructions before the first field of the item."""
+    import re as regex
+
+    from judgeprobe.rubrics import builtin_rubric, builtin_rubric_names
+
+    instructing = 0
+    for name in builtin_rubric_names():
+        template = builtin_rubric(name).template
+        static = regex.sub(r"\{[a-z_]+\}", "", template)
+        if len(static.strip()) < 20:
+            continue  # a classifier's or reward model's input: the item alone
+        instructing += 1
+        opening = template.split("{", 1)[0]
+        assert len(opening) >= len(static) / 2, name
+    assert instructing >= 3
+
+
+def test_an_audit_through_the_batch_api_is_billed_at_its_price_factor(tmp_path: Path) -> None:
+    plain = plan_audit(_config(tmp_path, SINGLE_STAGE, pricing=PRICING), judge=_judge())
+    batch = plan_audit(
+        _config(tmp_path, SINGLE_STAGE, pricing=PRICING, engine={"executor": "openai-batch"}),
+        judge=_judge(),
+    )
+    assert batch.total.cost == pytest.approx(plain.total.cost * 0.5)

@@ -100,8 +100,9 @@ def test_max_calls_is_the_one_call_budget_and_call_budget_its_deprecated_spellin
     assert rounds.engine.max_calls == 90
     assert rounds.engine.until_decided is not None
     assert rounds.engine.until_decided.max_calls == 90
-    with pytest.raises(ConfigError, match="--until-decided needs a call budget: give --max-calls"):
-        build_config(None, probes="repetition", until_decided=True)
+    unbudgeted = build_config(None, probes="repetition", until_decided=True)
+    assert unbudgeted.engine.until_decided is not None  # the data is the only budget
+    assert unbudgeted.engine.until_decided.max_calls is None
     old = CliRunner().invoke(app, ["audit", *AUDIT, "--call-budget", "0", "--bill"])
     assert "warning: --call-budget is deprecated; use --max-calls" in old.stderr
     assert isinstance(old.exception, ConfigError)  # the console entry point: one line, exit 2

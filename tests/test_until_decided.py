@@ -30,7 +30,6 @@ from judgeprobe.audit.sequential import (
     Round,
     Sequential,
     UntilDecided,
-    command_line_options,
     run_until_decided,
     seeded_order,
     settled,
@@ -232,9 +231,11 @@ def test_a_planted_effect_fails_and_the_card_shows_the_rounds(tmp_path: Path) ->
     assert wasserstein.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
     card = json.loads(outcome.card_paths["json"].read_text(encoding="utf-8"))
     validate_card(card)
-    assert card["card_version"] == "1.8"
+    assert card["card_version"] == "1.9"
     assert card["rounds"]["rounds"] == outcome.rounds["rounds"]
-    assert card["rounds"]["stopped"] == "decided"
+    # a decided fail makes the card FAIL whatever else the rounds would show: they stop there
+    assert card["rounds"]["stopped"] == "verdict"
+    assert "verdict (FAIL) can no longer change" in card["rounds"]["stopped_because"]
     markdown = outcome.card_paths["appendix"].read_text(encoding="utf-8")
     assert "## Rounds" in markdown and "| round | items | new calls | level |" in markdown
     html = outcome.card_paths["html"].read_text(encoding="utf-8")
@@ -344,7 +345,7 @@ def test_the_python_api_takes_the_rounds_in_one_call(tmp_path: Path) -> None:
         ({"max_calls": 0}, r"engine\.until_decided\.max_calls: .*greater than or equal to 1"),
         ({"max_calls": "100"}, r"engine\.until_decided\.max_calls: Input should be a valid int"),
         ({"max_calls": 100, "start": 5}, r"engine\.until_decided\.start: Extra inputs"),
-        ({"start_items": 5}, r"engine\.until_decided\.max_calls: Field required"),
+        ({"stop": "later"}, r"engine\.until_decided\.stop: Input should be 'verdict' or"),
     ],
 )
 def test_a_bad_option_is_named(options: dict[str, Any], message: str) -> None:
@@ -401,23 +402,13 @@ def test_the_command_line_samples_until_decided_within_its_call_budget(tmp_path:
     card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
     assert card["rounds"]["max_calls"] == 5000 and card["rounds"]["stopped"] == "decided"
     assert "Traceback" not in done.stderr
+    unbudgeted = _cli(*common, "--until-decided", "--out", "free", cwd=tmp_path)
+    assert unbudgeted.returncode == 0, unbudgeted.stderr
+    card = json.loads((tmp_path / "free" / "card.json").read_text(encoding="utf-8"))
+    assert card["rounds"]["max_calls"] is None and card["rounds"]["stopped"] == "decided"
+    assert "of a budget of" not in (tmp_path / "free" / "card.md").read_text(encoding="utf-8")
 
 
-def test_the_command_line_options_need_each_other() -> None:
-    configured = UntilDecided(max_calls=300, start_items=10)
-    assert command_line_options(None, until_decided=False, call_budget=None) is None
-    assert command_line_options(configured, until_decided=False, call_budget=90) == {
-        **configured.model_dump(),
-        "max_calls": 90,
-    }
-    assert command_line_options(None, until_decided=True, call_budget=90) == {"max_calls": 90}
-    with pytest.raises(ConfigError, match=r"--until-decided needs a call budget: give --call"):
-        command_line_options(None, until_decided=True, call_budget=None)
-    with pytest.raises(ConfigError, match=r"--call-budget 50: .*add --until-decided"):
-        command_line_options(None, until_decided=False, call_budget=50)
-
-
-# -- trials as well as items -------------------------------------------------------------------
 def _lexicon_flipper(request: Request) -> str:
     """Refuses every item under the base wording; under variant lexicon-1 it complies on every
     third item in one run of two (a flip that reproduces as an alternation, not a change)."""
@@ -484,3 +475,115 @@ def test_a_run_cut_by_the_budget_in_its_first_round_says_budget_not_data(tmp_pat
     assert cut.rounds["stopped"] == "budget" and cut.rounds["cut_round"] == 1
     assert cut.rounds["stopped_because"] != "the data is exhausted"
     assert calls.calls == 20 and not cut.complete
+
+
+def test_stopping_at_findings_runs_past_a_decided_fail_until_the_rest_are_decided(
+    tmp_path: Path,
+) -> None:
+    at_verdict, verdict_calls = _audit(tmp_path, "verdict", flipping(0.4), max_calls=10_000)
+    at_findings, findings_calls = _audit(
+        tmp_path, "findings", flipping(0.4), max_calls=10_000, stop="findings"
+    )
+    assert at_verdict.rounds["stopped"] == "verdict"
+    assert at_findings.rounds["stopped"] in ("decided", "data")
+    assert len(at_findings.rounds["rounds"]) > len(at_verdict.rounds["rounds"])
+    assert findings_calls.calls > verdict_calls.calls
+    for outcome in (at_verdict, at_findings):
+        assert outcome.results["repetition"].finding("decision_flip_excess").status == "fail"
+
+
+def _lettered(letter: str, n: int) -> list[PointwiseItem]:
+    return [
+        PointwiseItem(f"{letter}{k}", f"prompt {letter} {k}", f"reply {k} level {level}")
+        for k, level in enumerate(_levels(7, n))
+    ]
+
+
+def test_a_probe_whose_gated_findings_are_decided_is_not_run_in_later_rounds() -> None:
+    """Two audited probes: one on items the judge never flips (decided pass on a short prefix),
+    one on items whose repeats flip near the fail line (undecided for longer). Later rounds run
+    the second only; the first keeps the results of the round that decided it."""
+    rubric = builtin_rubric("harmfulness")
+    steady, shaky = flipping(0.0), flipping(0.12, seed=3)
+
+    def judge_fn(request: Request) -> float:
+        shaky_item = request.field_map["prompt"].startswith("prompt b")
+        return (shaky if shaky_item else steady)(request)
+
+    probe = RepetitionProbe(counts=(1, 2), modes=("response",), n_resamples=100)
+    audited = [
+        Audited("steady", probe, _lettered("a", 300), rubric),
+        Audited("shaky", probe, _lettered("b", 300), rubric),
+    ]
+    engine = Engine(CallableJudge(judge_fn, name="two"), RunStore(":memory:"), EngineConfig())
+    outcome = run_blocking(
+        run_until_decided(audited, engine, UntilDecided(start_items=25, stop="findings"))
+    )
+    ran = [record.audited for record in outcome.rounds]
+    assert ran[0] == ["steady", "shaky"]
+    assert ["shaky"] in ran[1:], ran  # the steady probe was decided and left out
+    first_left_out = next(i for i, names in enumerate(ran) if names == ["shaky"])
+    steady = outcome.results["steady"]
+    assert {f.status for f in steady.findings if f.threshold is not None} == {"pass"}
+    assert steady.finding("decision_flip_rate").estimate.counts["n"] < 300
+    assert (
+        outcome.rounds[first_left_out - 1].items
+        == steady.finding("decision_flip_rate").estimate.counts["n"]
+    )
+
+
+def test_the_rounds_need_no_call_budget() -> None:
+    assert UntilDecided().max_calls is None
+    config = parse_config({"judge": "profanity", "probes": ["repetition"], "engine": {
+        "until_decided": {}}})  # fmt: skip
+    assert config.engine.until_decided is not None
+    assert config.engine.engine_config(progress=False).budget.max_calls is None
+
+
+def test_the_command_line_audits_in_rounds_by_default_and_at_a_fixed_size_when_asked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "judges.py").write_text(
+        "def level(request):\n"
+        "    parts = request.field_map['response'].split('\\n\\n')\n"
+        "    return max(float(p.rsplit(' ', 1)[1]) for p in parts)\n"
+    )
+    data = _write_items(tmp_path, 200)
+    common = ("audit", "--judge", "python:judges:level", "--rubric", "harmfulness", "--data",
+              f"table:{data}", "--probes", "repetition")  # fmt: skip
+    default = _cli(*common, "--out", "default", cwd=tmp_path)
+    assert default.returncode == 0, default.stderr
+    assert "round 1: 20 items" in default.stderr
+    card = json.loads((tmp_path / "default" / "card.json").read_text(encoding="utf-8"))
+    assert card["rounds"]["stopped"] in ("decided", "verdict")
+    assert card["rounds"]["rounds"][-1]["items"] < 200  # a sound judge decided on a prefix
+    fixed = _cli(*common, "--fixed-size", "--out", "fixed", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert "round 1" not in fixed.stderr
+    card = json.loads((tmp_path / "fixed" / "card.json").read_text(encoding="utf-8"))
+    assert "rounds" not in card
+    config = {"judge": "python:judges:level", "rubric": "harmfulness", "data": f"table:{data}",
+              "probes": ["repetition"], "out": "configured",
+              "engine": {"fixed_size": True}}  # fmt: skip
+    (tmp_path / "fixed.yaml").write_text(json.dumps(config), encoding="utf-8")
+    configured = _cli("audit", "fixed.yaml", cwd=tmp_path)
+    assert configured.returncode == 0, configured.stderr
+    assert "round 1" not in configured.stderr
+
+
+def test_an_audit_that_cannot_run_in_rounds_says_why_it_reads_every_item() -> None:
+    from judgeprobe.audit.run import sampled_by_default
+
+    base = {"judge": "profanity", "rubric": "toxicity", "probes": ["repetition"]}
+    sampled, why = sampled_by_default(parse_config(base))
+    assert why is None and sampled.engine.until_decided is not None
+    for more, reason in (
+        ({"engine": {"executor": "openai-batch"}}, "openai-batch executor"),
+        ({"engine": {"fixed_size": True}}, "fixed_size is set"),
+        ({"repair": ["chunked"]}, "repaired judges"),
+    ):
+        config, why = sampled_by_default(parse_config({**base, **more}))
+        assert config.engine.until_decided is None
+        assert why is not None and reason in why
+    with pytest.raises(ConfigError, match="fixed_size and until_decided exclude each other"):
+        parse_config({**base, "engine": {"fixed_size": True, "until_decided": {}}})

@@ -142,6 +142,32 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
         )
     if bill.total.skipped:
         notes.append(f"{bill.total.skipped} inputs exceed the context window: skipped, not sent")
+    if bill.total.cached_prompt_tokens:
+        share = bill.total.cached_prompt_tokens / max(1, bill.total.prompt_tokens)
+        priced = (
+            "billed at the cached input price"
+            if bill.pricing is not None and bill.pricing.cached_input_per_mtok is not None
+            else "billed at the input price: add 'cached_input_per_mtok' to 'pricing' for the "
+            "provider's discount"
+        )
+        notes.append(
+            f"prompt cache: {bill.total.cached_prompt_tokens} of the prompt tokens "
+            f"({share:.0%}) are prefixes shared with the call sent before, which a provider's "
+            f"prompt cache serves; {priced}"
+        )
+    if bill.pricing is not None and config.engine.executor == "openai-batch":
+        notes.append(
+            f"cost: through the Batch API, at {bill.pricing.batch_price_factor:g} of the prices"
+        )
+    rounds = config.engine.until_decided
+    if rounds is not None:
+        first = rounds.start_items
+        notes.append(
+            f"in rounds: the audit starts on {first} items and stops once its verdict is decided; "
+            f"the figures above are its bound, every item audited (a round re-draws the "
+            f"concatenations of the multi-stage probes, so the last rounds may add a little to "
+            f"it); bill --limit {first} for the first round's cost"
+        )
     if bill.pricing is None:
         notes.append("cost: add 'pricing: {input_per_mtok: ..., output_per_mtok: ...}' to price it")
     for note in notes:

@@ -97,7 +97,7 @@ def audit(
         int | None,
         typer.Option(
             help="Make at most this many judge calls, retries included (>= 1; resume later); "
-            "with --until-decided, also the rounds' budget."
+            "in rounds (the default), also the rounds' budget."
         ),
     ] = None,
     max_tokens: Annotated[
@@ -113,12 +113,15 @@ def audit(
         ),
     ] = None,
     until_decided: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--until-decided",
-            help="Audit in rounds of growing item prefixes until every gated finding is decided.",
+            "--until-decided/--fixed-size",
+            help="Audit in rounds of growing item prefixes until the card's verdict is decided "
+            "(the default where it applies: see docs/judge-card.md#sampling-until-decided), or "
+            "every item at once.",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     call_budget: Annotated[
         int | None,
         typer.Option(hidden=True, help="Deprecated spelling of --max-calls."),
@@ -155,8 +158,10 @@ def audit(
 ) -> None:
     """Audit a judge: run the selected probes in one engine run and write its Judge Card.
 
-    Re-running the same audit makes no judge call: every verdict is in the run store. With
-    --until-decided, --max-calls is also the rounds' budget: no round starts that would pass it.
+    Re-running the same audit makes no judge call: every verdict is in the run store. By default
+    the audit runs in rounds of growing item prefixes and stops once the card's verdict can no
+    longer change (--fixed-size: every item at once); --max-calls is also the rounds' budget: no
+    round starts that would pass it.
     """
     if call_budget is not None:
         warn_deprecated("--call-budget", "--max-calls")
@@ -166,8 +171,13 @@ def audit(
         judge_option=judge_option,
         loader=loader,
         probes=probes,
-        engine={"max_calls": max_calls, "max_tokens": max_tokens, "executor": executor},
-        until_decided=until_decided,
+        engine={
+            "max_calls": max_calls,
+            "max_tokens": max_tokens,
+            "executor": executor,
+            "fixed_size": True if until_decided is False else None,
+        },
+        until_decided=bool(until_decided),
         repair=repair,
         judge=judge,
         data=data,
@@ -177,6 +187,12 @@ def audit(
         seed=seed,
         fail_on=fail_on,
     )
+    if until_decided is None:
+        from judgeprobe.audit.run import sampled_by_default
+
+        config, why = sampled_by_default(config)
+        if why is not None and not config.engine.fixed_size:
+            console.print(f"[dim]every item at once (not in rounds): {escape(why)}[/]")
     if not config.probes and (bill or confirm_over is not None):
         from judgeprobe.audit.run import with_default_probes
 

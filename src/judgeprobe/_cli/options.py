@@ -54,6 +54,7 @@ _ENGINE_OPTIONS = {
     "max_calls": "--max-calls",
     "max_tokens": "--max-tokens",
     "executor": "--executor",
+    "fixed_size": "--fixed-size",
 }
 """The engine keys the command line sets, and the option that sets each."""
 
@@ -124,11 +125,6 @@ def _set_rounds(section: dict[str, Any], *, until_decided: bool, max_calls: int 
     rounds = _mapping(configured)
     if max_calls is not None:
         rounds["max_calls"] = max_calls
-    if "max_calls" not in rounds:
-        raise ConfigError(
-            "--until-decided needs a call budget: give --max-calls N (or "
-            "engine.until_decided.max_calls in the config)"
-        )
     section["until_decided"] = rounds
 
 

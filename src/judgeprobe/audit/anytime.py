@@ -56,12 +56,16 @@ def as_sequence(finding: Finding, alpha: float) -> Finding:
 
 
 def is_stream(finding: Finding, probe: Probe) -> bool:
-    """Whether ``finding`` is one of ``probe``'s gated stream findings, a rate with counts."""
+    """Whether ``finding`` is one of ``probe``'s gated stream findings, a rate with counts and
+    thresholds inside [0, 1] (a line outside it, such as ``warn: -1`` to warn on every rate, is
+    decided as any other finding, at the round's share)."""
     est, threshold = finding.estimate, finding.threshold
+    lines = [] if threshold is None else [threshold.warn, threshold.fail]
     return (
         finding.name in probe.stream_findings
         and threshold is not None
-        and (threshold.warn is not None or threshold.fail is not None)
+        and any(line is not None for line in lines)
+        and all(line is None or 0.0 <= line <= 1.0 for line in lines)
         and est.defined
         and est.ci.method in RATE_METHODS
         and "k" in est.counts

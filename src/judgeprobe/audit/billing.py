@@ -31,6 +31,7 @@ the audit as a whole); :attr:`Bill.pilot` says how many were made already.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,9 @@ CHARS_PER_TOKEN = 4
 """The estimate of a prompt's tokens where the judge has no tokenizer (as the engine's budget)."""
 SPREAD_DRAWS = 8
 """Stand-in draws a later stage is planned on to bill its expectation."""
-_AVERAGED = ("requests", "distinct", "stored", "calls", "skipped", "prompt", "completion")
+_AVERAGED = (
+    "requests", "distinct", "stored", "calls", "skipped", "prompt", "cached", "completion",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,9 @@ class BillRow:
     stages: int = 1
     bound_calls: int = 0
     bound_prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Of ``prompt_tokens``, those a provider's prompt cache is expected to serve (see
+    :mod:`judgeprobe.core.pricing`): the prefix each call shares with the one sent before it."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -218,6 +224,7 @@ def _row(
     """One row of the bill from a plan's figures (or their mean over stand-in plans, with
     ``bound``, ``stages``, ``bound_calls`` and ``bound_prompt_tokens`` given); exact without."""
     calls, prompt, completion = figures["calls"], figures["prompt"], figures["completion"]
+    cached = figures["cached"]
     return BillRow(
         probe=name,
         requests=figures["requests"],
@@ -227,8 +234,9 @@ def _row(
         skipped=figures["skipped"],
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=_cost(config.pricing, prompt, completion),
+        cost=_cost(config, prompt, completion, cached),
         seconds=_seconds(calls, prompt, latency, concurrency, config),
+        cached_prompt_tokens=cached,
         **{"bound_calls": calls, "bound_prompt_tokens": prompt, **bound},
     )
 
@@ -245,6 +253,7 @@ def _bill(
     their stored verdicts serving only to draw the later stages."""
     tokens = tokens or _Tokens(judge)
     window = judge.capabilities.context_window
+    cache = config.pricing or Pricing(input_per_mtok=0.0)
     latency = mean_latency(store, judge.fingerprint)
     concurrency = config.engine.concurrency or judge.capabilities.max_concurrency
     claimed: set[str] = set()
@@ -255,7 +264,7 @@ def _bill(
         fills, stages, bound = _planned(chosen, judge, store, config.seed)
         spread = fills[:-1] if bound else fills
         figures = [
-            _figures(requests, store, claimed, tokens, window, piloted) for requests in fills
+            _figures(requests, store, claimed, tokens, window, piloted, cache) for requests in fills
         ]
         expected = figures[: len(spread)]
         mean = {name: round(sum(f[name] for f in expected) / len(expected)) for name in _AVERAGED}
@@ -281,6 +290,7 @@ def _bill(
     calls = sum(row.calls for row in rows)
     prompt = sum(row.prompt_tokens for row in rows)
     completion = sum(row.completion_tokens for row in rows)
+    cached = sum(row.cached_prompt_tokens for row in rows)
     total = BillRow(
         probe="total",
         requests=sum(row.requests for row in rows),
@@ -290,8 +300,9 @@ def _bill(
         skipped=sum(row.skipped for row in rows),
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=_cost(config.pricing, prompt, completion),
+        cost=_cost(config, prompt, completion, cached),
         seconds=_seconds(calls, prompt, latency, concurrency, config),
+        cached_prompt_tokens=cached,
         bound=any(row.bound for row in rows),
         stages=max((row.stages for row in rows), default=1),
         bound_calls=sum(row.bound_calls for row in rows),
@@ -317,9 +328,11 @@ def _figures(
     tokens: _Tokens,
     window: int | None,
     piloted: frozenset[str] = frozenset(),
+    cache: Pricing | None = None,
 ) -> dict[str, Any]:
-    """What one plan of a probe bills: its counts, tokens, distinct keys and stored verdicts
-    (``piloted`` ones counted as not stored)."""
+    """What one plan of a probe bills: its counts, tokens (and those ``cache``'s rule expects a
+    prompt cache to serve), distinct keys and stored verdicts (``piloted`` ones counted as not
+    stored)."""
     distinct = {r.key: r for r in requests}
     stored = _usable(store.get_many(list(distinct)))
     known = {key: verdict for key, verdict in stored.items() if key not in piloted}
@@ -333,6 +346,7 @@ def _figures(
         "calls": len(sent),
         "skipped": len(new) - len(sent),
         "prompt": sum(n for _, n in sent),
+        "cached": _cached_tokens(tokens.judge, sent, cache),
         "completion": sum(tokens.completion(r) for r, _ in sent),
         "keys": set(distinct),
         "known": set(known),
@@ -460,12 +474,7 @@ def _prompt_counts(judge: Judge, requests: Sequence[Request]) -> list[int | None
 
 def _estimate(judge: Judge, request: Request) -> int:
     """About four characters a token, of the text the judge is sent."""
-    from judgeprobe.judges.openai_compat import OpenAIJudge, messages
-
-    if isinstance(judge, OpenAIJudge):
-        return sum(len(m["content"]) for m in messages(request)) // CHARS_PER_TOKEN
-    system = request.rubric.system or ""
-    return (len(system) + len(request.render())) // CHARS_PER_TOKEN
+    return len(_prompt_text(judge, request)) // CHARS_PER_TOKEN
 
 
 def _completion_tokens(judge: Judge, request: Request) -> int:
@@ -541,5 +550,38 @@ def _time_note(latency: float | None, concurrency: int, config: AuditConfig) -> 
     return f"{latency:.3g} s a call (the store's mean), {concurrency} at once{limited}"
 
 
-def _cost(pricing: Pricing | None, prompt: int, completion: int) -> float | None:
-    return None if pricing is None else pricing.cost(prompt, completion)
+def _cached_tokens(judge: Judge, sent: Sequence[tuple[Request, int]], cache: Pricing | None) -> int:
+    """The prompt tokens of ``sent`` a provider's cache is expected to serve under ``cache``'s
+    rule: the engine sends in :func:`~judgeprobe.engine.ordering.warm_order`, so each call
+    shares with the one before it the longest prefix any earlier call offers (the prompts sorted
+    by their text); that prefix's share of the call's characters, in tokens, is what the cache
+    holds."""
+    if cache is None or not sent:
+        return 0
+    texts = sorted((_prompt_text(judge, request), n) for request, n in sent)
+    total, before = 0, ""
+    for text, n in texts:
+        shared = len(os.path.commonprefix([before, text]))  # noqa: RUF071 (characters are meant)
+        total += cache.cached(n * shared // max(1, len(text)))
+        before = text
+    return total
+
+
+def _prompt_text(judge: Judge, request: Request) -> str:
+    """The text the judge reads for ``request``, system text first (as its cache sees it)."""
+    from judgeprobe.judges.openai_compat import OpenAIJudge, messages
+
+    if isinstance(judge, OpenAIJudge):
+        return "".join(m["content"] for m in messages(request))
+    return (request.rubric.system or "") + request.render()
+
+
+def _cost(config: AuditConfig, prompt: int, completion: int, cached: int) -> float | None:
+    """The price of a row under the config's ``pricing`` (None without one), cached tokens at
+    the cached price and through the Batch API at its factor when the executor is
+    ``openai-batch``."""
+    pricing = config.pricing
+    if pricing is None:
+        return None
+    batch = config.engine.executor == "openai-batch"
+    return pricing.cost(prompt, completion, cached_tokens=cached, batch=batch)

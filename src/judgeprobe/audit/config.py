@@ -53,6 +53,17 @@ class EngineOptions(BaseModel):
     :mod:`judgeprobe.engine.executors`), with ``executor_options`` as its options."""
     executor_options: dict[str, Any] = Field(default_factory=dict)
     until_decided: UntilDecided | None = None
+    """Audit in rounds until decided (:mod:`judgeprobe.audit.sequential`); None: every item at
+    once, unless the command line's default applies (see ``fixed_size``)."""
+    fixed_size: bool = False
+    """Audit every item at once, never in rounds: ``judgeprobe audit`` otherwise samples an
+    audit whose config sets no ``until_decided`` until decided (``--fixed-size`` sets this)."""
+
+    @model_validator(mode="after")
+    def _one_design(self) -> EngineOptions:
+        if self.fixed_size and self.until_decided is not None:
+            raise ValueError("fixed_size and until_decided exclude each other: choose one")
+        return self
 
     @field_validator("executor")
     @classmethod
@@ -63,8 +74,9 @@ class EngineOptions(BaseModel):
 
     def engine_config(self, *, progress: bool | None) -> EngineConfig:
         max_calls = self.max_calls
-        if self.until_decided is not None:  # the rounds' budget is a hard one too
-            max_calls = min(max_calls or self.until_decided.max_calls, self.until_decided.max_calls)
+        rounds = None if self.until_decided is None else self.until_decided.max_calls
+        if rounds is not None:  # the rounds' budget is a hard one too
+            max_calls = rounds if max_calls is None else min(max_calls, rounds)
         return EngineConfig(
             concurrency=self.concurrency,
             max_retries=self.max_retries,

@@ -253,6 +253,43 @@ async def _run_rounds(
     return outcome.results, outcome.reason, rounds
 
 
+def sampled_by_default(config: AuditConfig) -> tuple[AuditConfig, str | None]:
+    """``config`` as ``judgeprobe audit`` runs it by default: sampled until decided, with no
+    budget but the data, stopping once the card's verdict can no longer change.
+
+    Returns the config and None, or the config unchanged and why it is audited at a fixed
+    size: the config sets ``until_decided`` or ``fixed_size`` itself; the verdicts are recorded
+    (they cost nothing, so every item is read); a batch or Ray executor (it sends the calls in
+    whole batches, so a round saves no waiting); repaired judges (audited beside the judge on
+    the same items); or a probe that cannot be decided at a round's level (a plugin without
+    ``confidence_level``).
+    """
+    engine = config.engine
+    if engine.until_decided is not None:
+        return config, None
+    why: str | None = None
+    names = list(config.probes)
+    if engine.fixed_size:
+        why = "fixed_size is set"
+    elif config.judge.startswith("recorded"):
+        why = "recorded verdicts cost no call, so every item is read"
+    elif engine.executor != "local":
+        why = f"the {engine.executor} executor sends its calls in whole batches"
+    elif config.repair:
+        why = "repaired judges are audited beside it on the same items"
+    else:
+        levelless = [
+            name
+            for name in names
+            if "confidence_level" not in getattr(get_probe_class(name), "__dataclass_fields__", {})
+        ]
+        if levelless:
+            why = f"probe {levelless[0]!r} has no confidence_level to decide a round at"
+    if why is not None:
+        return config, why
+    return with_until_decided(config, {}), None
+
+
 def with_until_decided(
     config: AuditConfig, options: UntilDecided | Mapping[str, Any]
 ) -> AuditConfig:

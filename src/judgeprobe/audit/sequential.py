@@ -32,10 +32,17 @@ reused from the store. Its trial count is then chosen from the data, one of at m
 counts by round ``r``, so its round-``r`` share of ``alpha`` is divided by ``r`` (the union bound
 over the counts it could have).
 
-The probes' designs that draw from the whole item set (the concatenations of the cluster,
-permutation and bypass tests) are drawn anew from each prefix, so their earlier concatenations
-are reused only where the same draw recurs; per-item requests are always reused. A killed run
-resumes the same way: its rounds replay from the store with no new judge call.
+Per probe, not per prefix: a probe whose gated findings are all decided after a round is left
+out of the later rounds and keeps the results of the round that decided it (its share of
+``alpha`` was spent there). A probe whose design draws from the whole item set (the
+concatenations of the cluster, permutation and bypass tests:
+:attr:`~judgeprobe.probes.base.Probe.nested_design` False) would draw anew from each longer
+prefix and pay again; it is judged once, in the first round, on every item, at the audit's whole
+level ``1 - alpha`` (one look spends its own ``alpha``; the family is adjusted across probes as
+for every round). Per-item requests are always reused. The rounds stop early at the first round
+with a decided fail when ``stop`` is ``verdict`` (the default): the card's verdict is then FAIL
+whatever else the rounds would show. A killed run resumes the same way: its rounds replay from
+the store with no new judge call.
 """
 
 from __future__ import annotations
@@ -66,9 +73,10 @@ METHOD = (
 )
 """How the rounds keep the error level, as the card states it."""
 
-Stopped = Literal["decided", "budget", "data", "max_rounds"]
+Stopped = Literal["decided", "verdict", "budget", "data", "max_rounds"]
 STOP_REASONS: dict[str, str] = {
     "decided": "every gated finding is decided",
+    "verdict": "a gated finding is decided fail, so the card's verdict (FAIL) can no longer change",
     "budget": "the next round would exceed the call budget",
     "data": "the data is exhausted",
     "max_rounds": "the most rounds allowed were run",
@@ -79,7 +87,9 @@ class UntilDecided(BaseModel):
     """``engine.until_decided``: how the rounds grow and how many judge calls they may make.
 
     ``max_calls`` counts the judge calls (retries included) this run makes; a round that would
-    take them past it is not started, and the engine's budget stops one that would anyway.
+    take them past it is not started, and the engine's budget stops one that would anyway. None:
+    no budget but the data (the rounds then cost at most what a fixed-size audit of every item
+    costs, plus the re-drawn concatenations of its multi-stage probes).
     Round ``r`` audits ``ceil(start_items * growth**(r - 1))`` items (at most all of them): the
     rounds start small, so a judge far from its thresholds stops early, and grow geometrically,
     so few rounds reach a large sample. ``max_trials`` caps the reproduction trials rounds may
@@ -88,11 +98,15 @@ class UntilDecided(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    max_calls: int = Field(ge=1)
+    max_calls: int | None = Field(default=None, ge=1)
     start_items: int = Field(default=20, ge=1)
     growth: float = Field(default=1.5, gt=1.0)
     max_rounds: int = Field(default=12, ge=1)
     max_trials: int = Field(default=12, ge=1)
+    stop: Literal["verdict", "findings"] = "verdict"
+    """When the rounds stop early: ``verdict``, as soon as the card's verdict can no longer
+    change (a gated finding decided fail: the card is FAIL whatever the others show) or every
+    gated finding is decided; ``findings``, only when every gated finding is decided."""
 
     def sizes(self, total: int) -> list[int]:
         """The prefix lengths of the rounds for ``total`` items.
@@ -112,33 +126,6 @@ class UntilDecided(BaseModel):
                 break
             n = min(total, max(n + 1, math.ceil(n * self.growth)))
         return sizes
-
-
-def command_line_options(
-    configured: UntilDecided | None, *, until_decided: bool, call_budget: int | None
-) -> dict[str, Any] | None:
-    """``engine.until_decided`` as ``--until-decided`` and ``--call-budget`` set it.
-
-    None when neither is given (the config's own setting stands). ``--call-budget`` replaces the
-    configured ``max_calls``; ``--until-decided`` with no budget anywhere is a ConfigError, as is
-    ``--call-budget`` for an audit that is not sampled until decided.
-    """
-    if not until_decided and call_budget is None:
-        return None
-    if configured is None and not until_decided:
-        raise ConfigError(
-            f"--call-budget {call_budget}: the budget of an audit sampled until decided; "
-            "add --until-decided (or engine.until_decided to the config), or use --max-calls"
-        )
-    options = {} if configured is None else configured.model_dump()
-    if call_budget is not None:
-        options["max_calls"] = call_budget
-    if "max_calls" not in options:
-        raise ConfigError(
-            "--until-decided needs a call budget: give --call-budget N (or "
-            "engine.until_decided.max_calls in the config)"
-        )
-    return options
 
 
 @dataclass(frozen=True)
@@ -166,14 +153,17 @@ class Round:
     not_assessable: int
     trials: dict[str, int] = dataclasses.field(default_factory=dict)
     """The reproduction trials of each probe that has them, by its name in the audit."""
+    audited: list[str] = dataclasses.field(default_factory=list)
+    """The probes the round ran: those with a gated finding still undecided before it."""
 
     def line(self) -> str:
         """The progress line printed after the round."""
         trials = "".join(f", {name} {n} trials" for name, n in self.trials.items())
+        probes = f"; probes run: {', '.join(self.audited)}" if self.audited else ""
         return (
             f"round {self.round}: {self.items} items{trials}, {self.calls} new calls, level "
             f"{self.level:.4f}; gated findings: {self.decided} decided, "
-            f"{self.inconclusive} inconclusive, {self.not_assessable} not assessable"
+            f"{self.inconclusive} inconclusive, {self.not_assessable} not assessable{probes}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -269,38 +259,75 @@ async def run_until_decided(
     trials = {a.name: _trials(a.probe) for a in ordered if growing_trials(a.probe, options)}
     outcome = Sequential({}, [], "data", options, alpha)
     previous: dict[str, Stage] = {}
+    frozen: dict[str, tuple[ProbeResult, float]] = {}  # settled probes: raw result, their share
     for index, n in enumerate(sizes, start=1):
+        active = [a for a in ordered if a.name not in frozen]
         if index > 1:
-            predicted = predict_calls(ordered, engine, n, previous, trials, seed=seed)
-            if calls_made(engine) + predicted > options.max_calls:
+            predicted = predict_calls(active, engine, n, previous, trials, seed=seed)
+            if options.max_calls is not None and calls_made(engine) + predicted > options.max_calls:
                 outcome.stopped = "budget"
                 break
         spend = look_alpha(alpha, index, looks=len(sizes))
-        spent = {a.name: spend / index if a.name in trials else spend for a in ordered}
+        spent = {a.name: spend / index if a.name in trials else spend for a in active}
+        counts = {a.name: n for a in active}
+        for entry in active:  # drawn from every item: judged once, on all, at the whole level
+            if not entry.probe.nested_design:
+                counts[entry.name], spent[entry.name] = len(entry.items), alpha
         before = calls_made(engine)
         try:
-            results, previous = await _round(ordered, engine, n, trials, spent, seed, prepare)
+            raw, stages = await _round(active, engine, counts, trials, spent, seed, prepare)
         except BudgetExhausted as exc:
             if not outcome.rounds:
                 outcome.reason = str(exc)  # nothing decided: the audit is incomplete
             outcome.stopped, outcome.cut_round = "budget", index
             break
+        previous.update(stages)
+        every = {**{name: result for name, (result, _) in frozen.items()}, **raw}
+        shares = {**{name: share for name, (_, share) in frozen.items()}, **spent}
+        order = [a.name for a in ordered]
         results = decide_round(
-            results, {a.name: a.probe for a in ordered}, alpha=alpha, spent=spent
+            {name: every[name] for name in order},
+            {a.name: a.probe for a in ordered},
+            alpha=alpha,
+            spent=shares,
         )
         record = _record(index, n, calls_made(engine) - before, spend, results, dict(trials))
+        record = dataclasses.replace(record, audited=[a.name for a in active])
         outcome.results, outcome.rounds = results, [*outcome.rounds, record]
         if on_round is not None:
             on_round(results, record)
         if record.decided == record.gated:
             outcome.stopped = "decided"
             break
+        if options.stop == "verdict" and decided_fail(results):
+            outcome.stopped = "verdict"
+            break
+        for entry in active:  # a probe whose gated findings are all decided is done
+            if all_settled(results[entry.name]) or not entry.probe.nested_design:
+                frozen[entry.name] = (raw[entry.name], spent[entry.name])
         trials = more_trials(ordered, results, trials, options)
     else:
         full = sizes[-1] >= max(len(a.items) for a in ordered)
         outcome.stopped = "data" if full else "max_rounds"
     outcome.calls = calls_made(engine)
     return outcome
+
+
+def all_settled(result: ProbeResult) -> bool:
+    """Whether ``result`` has gated findings and every one is decided: more items would not
+    change its statuses, so later rounds leave its probe out."""
+    gated = [f for f in result.findings if f.threshold is not None]
+    return bool(gated) and all(settled(f) for f in gated)
+
+
+def decided_fail(results: Mapping[str, ProbeResult]) -> bool:
+    """Whether a gated finding is decided fail: the card's verdict is then FAIL whatever the
+    undecided findings would show."""
+    return any(
+        f.threshold is not None and f.status == "fail"
+        for result in results.values()
+        for f in result.findings
+    )
 
 
 @dataclass(frozen=True)
@@ -362,7 +389,7 @@ def _probe_at(entry: Audited, level: float, trials: Mapping[str, int]) -> Probe:
 async def _round(
     ordered: Sequence[Audited],
     engine: Engine,
-    n: int,
+    counts: Mapping[str, int],
     trials: Mapping[str, int],
     spent: Mapping[str, float],
     seed: int,
@@ -371,7 +398,7 @@ async def _round(
     results: dict[str, ProbeResult] = {}
     stages: dict[str, Stage] = {}
     for entry in ordered:
-        items = list(entry.items[:n])
+        items = list(entry.items[: counts[entry.name]])
         probe = _probe_at(entry, 1.0 - spent[entry.name], trials)
         result = await run_probe_async(probe, items, engine, entry.rubric, seed=seed)
         results[entry.name] = prepare(result)

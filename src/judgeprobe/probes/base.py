@@ -371,6 +371,12 @@ class Probe:
     finding_names: ClassVar[tuple[str, ...] | None] = None
     """The names of every finding this probe can report, so an audit config can check its
     threshold keys before the run (None: not declared, such keys go unchecked)."""
+    nested_design: ClassVar[bool] = True
+    """Whether the probe's design on a prefix of the items is part of its design on a longer
+    prefix (its requests follow the items one by one). An audit in rounds re-plans such a probe
+    on each longer prefix and pays only for the new items; a probe that draws its requests from
+    the whole item set (concatenations, tuples) would draw anew each round, so the rounds run it
+    once, on every item, at the audit's whole error level."""
     stream_findings: ClassVar[frozenset[str]] = frozenset()
     """Findings that are rates over the items, one outcome per item, which more items only
     append to: an audit sampled until decided gives them confidence sequences

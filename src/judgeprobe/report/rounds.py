@@ -40,6 +40,8 @@ def card_rounds(meta: Mapping[str, Any]) -> dict[str, Any] | None:
         row: dict[str, Any] = {key: int(entry[key]) for key in _FIELDS}
         row["level"] = float(entry["level"])
         row["alpha"] = float(entry["alpha"])
+        if entry.get("audited"):
+            row["audited"] = [str(name) for name in entry["audited"]]
         if entry.get("trials"):
             row["trials"] = {str(k): int(v) for k, v in entry["trials"].items()}
         rounds.append(row)
@@ -68,12 +70,17 @@ def round_rows(rounds: Mapping[str, Any]) -> list[list[str]]:
 def rounds_sentence(rounds: Mapping[str, Any]) -> str:
     """One sentence: how many rounds, calls against the budget, and why the rounds stopped."""
     n = len(rounds["rounds"])
+    calls = rounds["calls"] if rounds["calls"] is not None else "?"
+    budget = f" of a budget of {rounds['max_calls']}" if rounds["max_calls"] is not None else ""
     text = (
-        f"Sampled until decided: {n} round{'s' if n != 1 else ''}, "
-        f"{rounds['calls'] if rounds['calls'] is not None else '?'} judge calls of a budget of "
-        f"{rounds['max_calls']}; stopped because {rounds['stopped_because']}. Each round is "
+        f"Sampled until decided: {n} round{'s' if n != 1 else ''}, {calls} judge calls"
+        f"{budget}; stopped because {rounds['stopped_because']}. Each round is "
         f"decided at its own level ({rounds['method']}), so the error rate over every round "
-        f"stays at {rounds['alpha']}; the statuses shown are the last round's."
+        f"stays at {rounds['alpha']}; the statuses shown are the last round's (a probe whose "
+        f"gated findings were all decided is not run again, and keeps the round that decided "
+        f"it). An estimate from an audit that stopped once decided leans away from the line it "
+        f"crossed: an effect decided early is, on average, overstated; its interval still holds "
+        f"at its level."
     )
     grown = sorted({name for row in rounds["rounds"] for name in row.get("trials", {})})
     for name in grown:

@@ -177,6 +177,7 @@ class BypassProbe(BypassUnits, Probe):
         ``paper``: every size left at its default takes the paper's.
     """
 
+    nested_design: ClassVar[bool] = False  # its concatenations are drawn from every item
     name: ClassVar[str] = "bypass"
     kind: ClassVar[ProbeKind] = "invariance"
     requirements: ClassVar[Requirements] = CONCATENATION

@@ -127,6 +127,7 @@ class ClusterProbe(ClusterUnits, Probe):
     n_resamples : int, default 1000
     """
 
+    nested_design: ClassVar[bool] = False  # its concatenations are drawn from every item
     name: ClassVar[str] = "cluster"
     kind: ClassVar[ProbeKind] = "invariance"
     requirements: ClassVar[Requirements] = CONCATENATION

@@ -150,6 +150,7 @@ class PermutationProbe(PermutationUnits, Probe):
         ``paper``: every size left at its default takes the paper's.
     """
 
+    nested_design: ClassVar[bool] = False  # its concatenations are drawn from every item
     name: ClassVar[str] = "permutation"
     kind: ClassVar[ProbeKind] = "invariance"
     requirements: ClassVar[Requirements] = CONCATENATION

@@ -31,10 +31,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import Plan, Role, Verdicts
 from judgeprobe.core.request import Request
 from judgeprobe.probes.base import Finding
-from judgeprobe.probes.decisions import is_flip, probe_rng
+from judgeprobe.probes.decisions import is_flip
 from judgeprobe.probes.units import FindingKey, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, proportion
@@ -47,7 +48,7 @@ FIRST_RERUNS = 10
 BASE_RERUNS = 40
 """At most this many base requests are rerun, and as many of the probe's other requests."""
 STREAM = 7
-"""The :func:`~judgeprobe.probes.decisions.probe_rng` part of the rerun sample's streams."""
+"""A part of the seeded hash that ranks the rerun sample's roles (one stream per kind)."""
 
 Kind = str
 FLIP, CHANGE = "flip", "change"
@@ -70,7 +71,14 @@ def rerun_role(role: Role) -> Role:
 
 def rerun_sample(plan: Plan[Any], name: str) -> list[Role]:
     """The seeded sample of ``plan``'s roles to rerun, in the order they are asked (see the
-    module): independent of the order of the items, one role per distinct request."""
+    module): independent of the order of the items, one role per distinct request.
+
+    Each stream's roles are ranked by a seeded hash of their request's key and the first
+    :data:`BASE_RERUNS` taken (a bottom-k sample: uniform, like a seeded permutation, and
+    nested: a role sampled from a plan stays sampled from a larger plan unless a new role ranks
+    before it). An audit in rounds plans each round on more items, so most of a round's reruns
+    are the ones the round before made, answered from the store.
+    """
     ctx = plan.context
     seen: set[str] = set()
     base: list[Role] = []
@@ -83,8 +91,10 @@ def rerun_sample(plan: Plan[Any], name: str) -> list[Role]:
         (base if role[0] == "base" else other).append(role)
     picked = []
     for stream, roles in enumerate((base, other)):
-        order = probe_rng(ctx, name, STREAM, stream).permutation(len(roles))
-        picked.append([roles[int(i)] for i in order[:BASE_RERUNS]])
+        rank = {
+            r: content_hash([ctx.seed, name, STREAM, stream, plan.requests[r].key]) for r in roles
+        }
+        picked.append(sorted(roles, key=rank.__getitem__)[:BASE_RERUNS])
     out: list[Role] = []
     for i in range(max(len(p) for p in picked)):
         out += [p[i] for p in picked if i < len(p)]
