@@ -291,7 +291,8 @@ def _drawn_tree() -> dict[str, str | None]:
 
 
 def _exception_classes() -> dict[str, type[BaseException]]:
-    """Every exception class defined at the top level of a judgeprobe module, by name."""
+    """Every exception class defined at the top level of a judgeprobe module, by name (warning
+    categories, which are issued rather than raised, are not in the tree)."""
     found: dict[str, type[BaseException]] = {}
     for info in pkgutil.walk_packages([str(SOURCE)], "judgeprobe."):
         module = importlib.import_module(info.name)
@@ -299,6 +300,7 @@ def _exception_classes() -> dict[str, type[BaseException]]:
             if (
                 inspect.isclass(value)
                 and issubclass(value, BaseException)
+                and not issubclass(value, Warning)
                 and value.__module__ == module.__name__
             ):
                 assert value.__name__ not in found, f"two exception classes {value.__name__}"

@@ -6,8 +6,10 @@ exception class judgeprobe defines is in this tree (those defined elsewhere name
     JudgeprobeError
     ├── ConfigError            bad option, bad config key, unknown probe or judge
     │   ├── InvalidParameterError  stats: a statistic got a bad argument; also a ValueError
-    │   └── Mismatch               _annotations: a config value does not fit its parameter's
-    │                              annotation (the registries add which option); also a ValueError
+    │   ├── Mismatch               _annotations: a config value does not fit its parameter's
+    │   │                          annotation (the registries add which option); also a ValueError
+    │   └── AliasBoundError        _util.yaml_files: a YAML alias repeats too much (an alias bomb);
+    │                              also a yaml.YAMLError, so the YAML reader stops at it
     ├── DataError              a data file cannot be read; names file, row/line and column
     │   └── RowError               data._records: a bad value in one row, before the loader adds
     │                              the file and the row

@@ -22,14 +22,14 @@ from pydantic import ValidationError
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from judgeprobe.errors import JudgeprobeError
+from judgeprobe.errors import ConfigError, JudgeprobeError
 
 MAX_ALIASED_NODES = 10_000
 """The most values (scalars, lists and mappings, counted as expanded) that a document's aliases
 may repeat in all; far above any hand-written config, far below what expands to gigabytes."""
 
 
-class AliasBoundError(yaml.YAMLError):
+class AliasBoundError(yaml.YAMLError, ConfigError):
     """An alias that repeats too much, or repeats a value it is part of; ``line`` is 1-based."""
 
     def __init__(self, message: str, line: int) -> None:
