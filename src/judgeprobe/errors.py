@@ -16,7 +16,11 @@ exception class judgeprobe defines is in this tree (those defined elsewhere name
     ├── RubricError            a rubric or rubric variant is malformed or fails validation
     ├── JudgeError             a judge backend failed
     │   ├── RetryableJudgeError   transient (429, 5xx, timeout, garbage body); the engine retries it
-    │   └── FatalJudgeError       permanent (401, bad model, missing weights); the engine records it
+    │   ├── FatalJudgeError       permanent (401, bad model, missing weights); the engine records it
+    │   ├── BadLogprob            judges.completion: a server's logprob is not the log of a
+    │   │                         probability (the answer is unparseable); also a ValueError
+    │   └── BodyTooLarge          judges.openai_http: an answer longer than the bound it is read
+    │                             with (the call fails, unread); also a ValueError
     ├── BudgetExhausted        the call/token budget ran out; rerun to resume from the store
     ├── AnalysisError          a probe's analysis raised an unexpected exception (a defect, not a
     │                          finding); its verdicts are stored

@@ -18,7 +18,7 @@ from typing import Any
 from judgeprobe._util.redaction import redact_text
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
-from judgeprobe.errors import RetryableJudgeError
+from judgeprobe.errors import JudgeError, RetryableJudgeError
 from judgeprobe.judges.parsing import verdict_from_distribution, verdict_from_text
 from judgeprobe.rubrics import Rubric
 
@@ -30,7 +30,7 @@ _POSITIVE_LOGPROB = 1e-4
 """A logprob above 0 by at most this is rounding (a probability of 1); beyond it, no logprob."""
 
 
-class BadLogprob(ValueError):
+class BadLogprob(JudgeError, ValueError):
     """A logprob that is not the logarithm of a probability."""
 
 

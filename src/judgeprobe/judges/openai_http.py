@@ -18,12 +18,14 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 
+from judgeprobe.errors import JudgeError
+
 MAX_BODY_BYTES = 8 * 2**20
 """The default bound on an answer's size (8 MiB): a chat completion of a few thousand tokens
 with 20 logprobs each is well under it."""
 
 
-class BodyTooLarge(ValueError):
+class BodyTooLarge(JudgeError, ValueError):
     """An answer longer than the bound it was read with."""
 
 
