@@ -25,6 +25,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
 )
 from judgeprobe.probes.decisions import human_label_scale
+from judgeprobe.probes.failures import explain_failed, failure_cause, skipped_cause
 from judgeprobe.probes.params import (
     INTERVAL_CONSTRAINTS,
     Constraint,
@@ -224,6 +225,8 @@ class PolicyInvarianceProbe(Probe):
             if name != "design":
                 tables[name] = part.table
         findings: list[Finding] = [f for part in parts.values() for f in part.findings]
+        counts = verdicts.usage()
+        findings = explain_failed(findings, failure_cause(counts), skipped_cause(counts))
         figures: list[FigureSpec] = [f for part in parts.values() for f in part.figures]
         notes = [n for part in parts.values() for n in part.notes]
         return ProbeResult(
