@@ -51,7 +51,13 @@ from judgeprobe.probes.bias.findings import (
     with_moved_evidence,
 )
 from judgeprobe.probes.bias.units import bias_units, unit_kinds
-from judgeprobe.probes.decisions import base_request, base_role, pointwise, unique_ids
+from judgeprobe.probes.decisions import (
+    base_decisions,
+    base_request,
+    base_role,
+    pointwise,
+    unique_ids,
+)
 from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.votes import PAIRWISE, live_request, pair_role, verdict_problem
 from judgeprobe.probes.params import Constraint, Level, OneOf, Texts
@@ -183,6 +189,7 @@ class _BiasProbe(Probe):
                 "moved": moved_rows(outcomes),
                 "excluded": dict(excluded),
                 "placebo": design.placebo,
+                **({"base_decisions": decided} if (decided := base_decisions(verdicts)) else {}),
             },
             notes=notes,
         )

@@ -24,6 +24,7 @@ from judgeprobe.probes.concatenation.reruns import (
     rerun_null,
     with_first_reruns,
 )
+from judgeprobe.probes.decisions import base_decisions
 from judgeprobe.probes.failures import (
     UNPAIRED,
     call_counts,
@@ -92,6 +93,7 @@ def gate(
     notes.extend(failed_notes)
     tables["reruns"] = null.to_dict()
     tables["calls"] = call_counts(verdicts)
+    tables["base_decisions"] = base_decisions(verdicts)
     return out
 
 

@@ -24,7 +24,7 @@ from judgeprobe.probes.base import (
     ProbeKind,
     ProbeResult,
 )
-from judgeprobe.probes.decisions import human_label_scale
+from judgeprobe.probes.decisions import base_decisions, human_label_scale
 from judgeprobe.probes.failures import explain_failed, failure_cause, skipped_cause
 from judgeprobe.probes.params import (
     INTERVAL_CONSTRAINTS,
@@ -219,6 +219,8 @@ class PolicyInvarianceProbe(Probe):
             "key": _key(ctx, design),
             "validation": [r.to_dict() for r in design.reports],
         }
+        if base.kind != "pairwise":
+            tables["base_decisions"] = base_decisions(verdicts)
         for name, part in parts.items():
             if name == "accuracy":
                 tables["human_scale"] = list(scale)
