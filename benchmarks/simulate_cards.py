@@ -5,18 +5,18 @@ card's overall verdict first (PASS, WARN, FAIL, INCONCLUSIVE, N/A) and CI gates 
 study audits planted judges end to end (``run_audit`` into a run store, the card built from it,
 :func:`judgeprobe.report.gate.overall_status`) and counts, per family and judge:
 
-- ``invariant``: a judge without the defect (per-call jitter that never crosses the rubric's
-  neutral band). Goal: the card reads FAIL in at most 5 % of audits;
-- ``noisy``: the same judge sampled at a temperature, its decision flipping on 5 % of calls at
-  random, whatever the input. The probes read invariance against the judge's own rerun noise.
-  Goal: FAIL in at most 5 %;
-- ``request`` and ``item``: the defect planted at the warn line, per request (each concatenation,
-  repeated input, swapped pair or reworded rubric on its own) or per item (a share of the items
-  derails every request that holds them). Goal: PASS in at most 5 % (a card must not pass a judge
-  whose defect reaches the warn line);
-- ``failing``: a judge whose calls fail 30 % of the time. Goal: PASS in at most 5 %.
+- ``invariant``: a judge without the defect. Goal: the card reads FAIL in at most 5 % of audits;
+- ``noisy 5%`` and ``noisy 10%``: the same judge sampled at a temperature, its decision flipping
+  on 5 % (10 %) of calls at random, whatever the input. The probes read invariance against the
+  judge's own rerun noise. Goal: FAIL in at most 5 %;
+- ``request`` and ``item``: the defect planted at the warn line of the family's gated finding,
+  per request (each repeated input, swapped pair or reworded rubric on its own) or per item (a
+  share of the items derails every request that holds them). Goal: PASS in at most 5 % (a card
+  must not pass a judge whose defect reaches the warn line);
+- ``failing 30%`` and ``failing 50%``: the invariant judge with that share of its calls failing.
+  Goal: PASS in at most 5 %.
 
-Run from the repository root::
+Each share comes with its Wilson 95 % interval over the audits. Run from the repository root::
 
     PYTHONPATH=src .venv/bin/python benchmarks/simulate_cards.py --n-sims 100
 """
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 import tempfile
 import time
@@ -38,12 +39,13 @@ from typing import Any
 from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.run import run_audit
 from judgeprobe.core.request import Request
-from judgeprobe.data.items import Item
+from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
 from judgeprobe.engine import RunStore
 from judgeprobe.errors import RetryableJudgeError
 from judgeprobe.judges import CallableJudge
 from judgeprobe.report import build_card
 from judgeprobe.report.gate import overall_status
+from judgeprobe.stats import proportion
 
 
 def _load(name: str) -> ModuleType:
@@ -66,9 +68,19 @@ WARN = 0.05
 """The warn line of the flip thresholds every planted family here is gated on."""
 
 
+OPPOSITE = {"A": "B", "B": "A", "true": "false", "false": "true"}
+
+
+def opposite(answer: Any) -> Any:
+    """The other decision: A for B, false for true, 6 - score on the 1-5 scale."""
+    if isinstance(answer, str):
+        return OPPOSITE.get(answer, answer)
+    return 6.0 - float(answer)
+
+
 def noisy(judge: Maker, p: float = 0.05) -> Maker:
-    """``judge`` whose decision flips (6 - score on the 1-5 scale) on a share ``p`` of calls,
-    whatever the input: sampling noise, drawn per call (the request and its trial)."""
+    """``judge`` whose decision flips (:func:`opposite`) on a share ``p`` of calls, whatever the
+    input: sampling noise, drawn per call (the request and its trial)."""
 
     def make(seed: int) -> JudgeFn:
         inner = judge(seed)
@@ -79,7 +91,7 @@ def noisy(judge: Maker, p: float = 0.05) -> Maker:
             key = request.render() + f"|{request.trial}"
             calls[key] = calls.get(key, 0) + 1
             if verdicts.uniform(seed, f"noise{calls[key]}", key) < p:
-                return 6.0 - float(score)
+                return opposite(score)
             return score
 
         return fn
@@ -110,55 +122,197 @@ class CardFamily:
 
     name: str
     rubric: str
-    items: Callable[[int], list[Item]]
+    rows: Callable[[int], list[dict[str, Any]]]
+    """The data file's rows of the audit with this seed."""
     probes: dict[str, dict[str, Any]]
     judges: dict[str, Maker]
+    setup: str
+
+
+def pointwise_rows(items: Sequence[Item]) -> list[dict[str, Any]]:
+    rows = []
+    for item in items:
+        assert isinstance(item, PointwiseItem)
+        row: dict[str, Any] = {"id": item.id, "prompt": item.prompt, "response": item.response}
+        if item.labels:
+            row["label"] = item.labels[0].value
+        rows.append(row)
+    return rows
+
+
+def pairwise_rows(items: Sequence[Item]) -> list[dict[str, Any]]:
+    return [
+        {"id": i.id, "prompt": i.prompt, "response_a": i.response_a, "response_b": i.response_b}
+        for i in items
+        if isinstance(i, PairwiseItem)
+    ]
+
+
+def derailed_pair_judge(q: float) -> Maker:
+    """As the consistent judge, but a share ``q`` of the pairs (drawn per audit and pair) are
+    judged by position alone: the first-shown response, in both orders."""
+
+    def make(seed: int) -> JudgeFn:
+        consistent = verdicts.consistent_judge(seed)
+
+        def fn(request: Request) -> Any:
+            a, b = request.field_map["response_a"], request.field_map["response_b"]
+            if verdicts.uniform(seed, "derail", "|".join(sorted((a, b)))) < q:
+                return "A"
+            return consistent(request)
+
+        return fn
+
+    return make
+
+
+def wording_blind(seed: int) -> JudgeFn:
+    """Decides each item by the item alone (40 % positive), on every run and every wording."""
+
+    def fn(request: Request) -> str:
+        k = verdicts.item_number(request)
+        return "true" if verdicts.uniform(seed, "item", str(k)) < 0.4 else "false"
+
+    return fn
+
+
+def lexicon_items(q: float) -> Maker:
+    """As :func:`wording_blind`, but a share ``q`` of the items (drawn per audit) flip under
+    every lexicon rewording of the rubric."""
+
+    def make(seed: int) -> JudgeFn:
+        blind = wording_blind(seed)
+
+        def fn(request: Request) -> str:
+            answer = str(blind(request))
+            derailed = verdicts.uniform(seed, "derail", str(verdicts.item_number(request))) < q
+            if derailed and verdicts.variant_name(request).startswith("lexicon"):
+                return OPPOSITE[answer]
+            return answer
+
+        return fn
+
+    return make
+
+
+AUTHORITY = ("Harlow and Mendes", "board-certified", "Okafor")
+"""Words of the ``authority`` edit's three forms, which the planted judges read."""
+
+
+def level_of(request: Request) -> float:
+    """The highest harm level among the response's parts, wherever an edit put its text."""
+    return max(float(m) for m in re.findall(r"level (\d)", request.field_map["response"]))
+
+
+def authority_blind(seed: int) -> JudgeFn:
+    """Scores the harm level, with per-call jitter; a cited authority changes nothing."""
+    return lambda r: verdicts.jittered(level_of(r), seed, r)
+
+
+def authority_swayed(q: float, per: str) -> Maker:
+    """As :func:`authority_blind`, but a response citing an authority is scored safe (1) with
+    probability ``q``, drawn per request (``per="request"``) or per item (``"item"``)."""
+
+    def make(seed: int) -> JudgeFn:
+        def fn(request: Request) -> float:
+            text = request.field_map["response"]
+            cited = any(word in text for word in AUTHORITY)
+            draw = request.render() if per == "request" else request.field_map["prompt"]
+            if cited and verdicts.uniform(seed, "sway", draw) < q:
+                return verdicts.jittered(1.0, seed, request)
+            return verdicts.jittered(level_of(request), seed, request)
+
+        return fn
+
+    return make
+
+
+def judges(invariant: Maker, request: Maker, item: Maker) -> dict[str, Maker]:
+    return {
+        "invariant": invariant,
+        "noisy 5%": noisy(invariant, 0.05),
+        "noisy 10%": noisy(invariant, 0.10),
+        "request": request,
+        "item": item,
+        "failing 30%": failing(invariant, 0.3),
+        "failing 50%": failing(invariant, 0.5),
+    }
 
 
 def families(size: float = 1.0) -> tuple[CardFamily, ...]:
     n = max(20, round(120 * size))
+    pairs = max(20, round(150 * size))
+    policy = max(20, round(120 * size))
     level = verdicts.level_items
     return (
         CardFamily(
             "repetition",
             "harmfulness",
-            lambda seed: level(n, seed),
-            {"repetition": {"counts": [1, 2], "modes": ["response"]}},
-            {
-                "invariant": verdicts.max_judge,
-                "noisy": noisy(verdicts.max_judge),
-                "request": verdicts.flip_judge(WARN),
-                "item": items_study.cluster_judge(WARN),
-                "failing": failing(verdicts.max_judge),
-            },
+            lambda seed: pointwise_rows(level(n, seed)),
+            {"repetition": {"counts": [1, 2], "modes": ["response"], "n_resamples": 200}},
+            judges(
+                verdicts.max_judge,
+                verdicts.flip_judge(WARN),
+                items_study.cluster_judge(WARN),
+            ),
+            f"{n} items; decision_flip_rate, warn line 0.05",
         ),
         CardFamily(
             "cluster",
             "harmfulness",
-            lambda seed: level(n, seed),
-            {"cluster": {"ks": [2]}},
-            {
-                "invariant": verdicts.max_judge,
-                "noisy": noisy(verdicts.max_judge),
-                "request": verdicts.flip_judge(WARN),
-                "item": items_study.cluster_judge(items_study.any_of(2, WARN)),
-                "failing": failing(verdicts.max_judge),
-            },
+            lambda seed: pointwise_rows(level(n, seed)),
+            {"cluster": {"ks": [2], "n_resamples": 200}},
+            judges(
+                verdicts.max_judge,
+                verdicts.flip_judge(WARN),
+                items_study.cluster_judge(items_study.any_of(2, WARN)),
+            ),
+            f"{n} items, k = 2; class_flip_rate, warn line 0.05",
         ),
         CardFamily(
-            "permutation",
+            "position",
+            "preference",
+            lambda seed: pairwise_rows(verdicts.pairwise_items(seed, pairs)),
+            {"position": {}},
+            judges(
+                verdicts.consistent_judge,
+                verdicts.first_shown_judge(POSITION_WARN),
+                derailed_pair_judge(POSITION_WARN),
+            ),
+            f"{pairs} pairs; swap_flip_rate, warn line 0.10",
+        ),
+        CardFamily(
+            "policy_invariance",
+            "refusal",
+            lambda seed: pointwise_rows(verdicts.refusal_items(seed, policy)),
+            {"policy_invariance": {"n_resamples": 200}},
+            judges(
+                wording_blind,
+                verdicts.lexicon_sensitive(POLICY_WARN),
+                lexicon_items(POLICY_WARN),
+            ),
+            f"{policy} items, built-in refusal wordings; flip_delta, warn line 0.02",
+        ),
+        CardFamily(
+            "bias (authority)",
             "harmfulness",
-            lambda seed: level(n, seed),
-            {"permutation": {"ks": [4]}},
-            {
-                "invariant": verdicts.max_judge,
-                "noisy": noisy(verdicts.max_judge),
-                "request": verdicts.first_part_judge(WARN / items_study.MIXED_4),
-                "item": items_study.first_part_judge(WARN / items_study.MIXED_4),
-                "failing": failing(verdicts.max_judge),
-            },
+            lambda seed: pointwise_rows(level(n, seed)),
+            {"authority": {}},
+            judges(
+                authority_blind,
+                authority_swayed(WARN, "request"),
+                authority_swayed(WARN, "item"),
+            ),
+            f"{n} items; excess_move_rate, warn line 0.05",
         ),
     )
+
+
+POSITION_WARN = 0.10
+"""The warn line of ``swap_flip_rate``: a judge that picks the first-shown response with
+probability p in each order flips a share p of the pairs."""
+POLICY_WARN = 0.02
+"""The warn line of ``flip_delta``: the lexicon rewordings flip a share p of the items."""
 
 
 @dataclass
@@ -168,9 +322,10 @@ class CardOutcome:
     verdicts: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
 
-    def share(self, judge: str, verdict: str) -> float:
+    def share(self, judge: str, verdict: str) -> tuple[int, int]:
+        """How many audits of ``judge`` read ``verdict``, of how many."""
         seen = self.verdicts.get(judge, {})
-        return seen.get(verdict, 0) / max(1, sum(seen.values()))
+        return seen.get(verdict, 0), sum(seen.values())
 
 
 def card_verdict(family: CardFamily, judge: Maker, seed: int, folder: Path) -> str:
@@ -178,13 +333,14 @@ def card_verdict(family: CardFamily, judge: Maker, seed: int, folder: Path) -> s
     out = folder / f"{family.name}-{seed}-{id(judge)}"
     out.mkdir(parents=True)
     data = out / "items.jsonl"
-    rows = [{"id": i.id, "prompt": i.prompt, "response": i.response} for i in family.items(seed)]
+    rows = family.rows(seed)
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     config = parse_config(
         {
             "judge": "planted",
             "rubric": family.rubric,
             "data": str(data),
+            "data_options": {"kind": "pairwise" if "response_a" in rows[0] else "pointwise"},
             "probes": family.probes,
             "seed": seed,
             "out": str(out),
@@ -199,39 +355,63 @@ def card_verdict(family: CardFamily, judge: Maker, seed: int, folder: Path) -> s
     return overall_status(card)
 
 
-def simulate(family: CardFamily, sims: int, *, first_seed: int = 0) -> CardOutcome:
+def simulate(
+    family: CardFamily, sims: int, *, first_seed: int = 0, tmp: str | None = None
+) -> CardOutcome:
     outcome = CardOutcome(family, sims)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=tmp) as folder:
         for kind, judge in family.judges.items():
             seen = outcome.verdicts.setdefault(kind, {})
             for seed in range(first_seed, first_seed + sims):
-                verdict = card_verdict(family, judge, seed, Path(tmp))
+                verdict = card_verdict(family, judge, seed, Path(folder))
                 seen[verdict] = seen.get(verdict, 0) + 1
     outcome.seconds = time.perf_counter() - start
     return outcome
 
 
-GOALS = {"invariant": ("fail", 0.05), "noisy": ("fail", 0.05)}
-"""Per judge: the verdict that must be rare, and how rare; every other judge must rarely PASS."""
+def goal(judge: str) -> str:
+    """The verdict that must be rare for ``judge``: FAIL for a judge without the defect (the
+    invariant and noisy ones), PASS for every other."""
+    return "fail" if judge == "invariant" or judge.startswith("noisy") else "pass"
+
+
+GOAL = 0.05
+"""At most this share of audits may read the verdict :func:`goal` names."""
+
+
+def cell(k: int, n: int) -> str:
+    """``1.0% [0.2, 5.4]`` with a mark when the share misses the goal."""
+    rate = proportion(k, n)
+    missed = "" if rate.estimate <= GOAL else " **(missed)**"
+    return f"{rate.estimate:.1%} [{rate.ci.low:.1%}, {rate.ci.high:.1%}]{missed}"
 
 
 def table(outcomes: Sequence[CardOutcome]) -> str:
-    kinds = ["invariant", "noisy", "request", "item", "failing"]
+    kinds = list(outcomes[0].family.judges) if outcomes else []
     lines = [
-        "| family | sims | "
-        + " | ".join(f"{k}: {'FAIL' if k in GOALS else 'PASS'}" for k in kinds)
-        + " | verdicts |",
-        "| --- | ---: | " + " | ".join("---:" for _ in kinds) + " | --- |",
+        "| family | setup | audits | "
+        + " | ".join(f"{k}: {goal(k).upper()}" for k in kinds)
+        + " | s/audit |",
+        "| --- | --- | ---: | " + " | ".join("---:" for _ in kinds) + " | ---: |",
     ]
     for o in outcomes:
-        cells = []
-        for kind in kinds:
-            verdict, goal = GOALS.get(kind, ("pass", 0.05))
-            share = o.share(kind, verdict)
-            cells.append(f"{share:.1%} {verdicts._mark(share <= goal)}")
-        detail = "; ".join(f"{k} {v}" for k, v in o.verdicts.items())
-        lines.append(f"| {o.family.name} | {o.sims} | " + " | ".join(cells) + f" | {detail} |")
+        cells = [cell(*o.share(kind, goal(kind))) for kind in kinds]
+        per_audit = o.seconds / max(1, o.sims * len(kinds))
+        lines.append(
+            f"| {o.family.name} | {o.family.setup} | {o.sims} | "
+            + " | ".join(cells)
+            + f" | {per_audit:.2f} |"
+        )
+    lines.append("")
+    lines.append("Verdicts per family and judge:")
+    lines.append("")
+    for o in outcomes:
+        detail = "; ".join(
+            f"{k}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items()))
+            for k, c in o.verdicts.items()
+        )
+        lines.append(f"- {o.family.name}: {detail}")
     return "\n".join(lines)
 
 
@@ -240,11 +420,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--n-sims", type=int, default=100)
     parser.add_argument("--size", type=float, default=1.0)
     parser.add_argument("--families", nargs="*", default=None)
+    parser.add_argument(
+        "--tmp", default=None, help="folder for the run stores (a RAM disk spares the fsyncs)"
+    )
     args = parser.parse_args(argv)
     chosen = [f for f in families(args.size) if args.families is None or f.name in args.families]
     outcomes = []
     for family in chosen:
-        outcome = simulate(family, args.n_sims)
+        outcome = simulate(family, args.n_sims, tmp=args.tmp)
         print(f"{family.name}: {outcome.verdicts}, {outcome.seconds:.0f} s", flush=True)
         outcomes.append(outcome)
     print()

@@ -227,7 +227,9 @@ def test_gated_findings_come_first_and_name_the_baseline_they_beat() -> None:
     ]
     names = {row["baseline"] for row in result.tables["baselines"]}
     assert names == {"majority_class", "response_length", "prompt_length", "keyword"}
-    assert all(f.status == "info" for f in result.findings[2:] if f.estimate.defined)
+    # beside them only the failed-call rate gates: every probe's calls are gated
+    later = [f for f in result.findings[2:] if f.estimate.defined]
+    assert [f.name for f in later if f.status != "info"] == ["failed_call_rate"]
 
 
 def test_the_keyword_baseline_is_skipped_with_a_note_when_the_rubric_has_no_phrases() -> None:

@@ -395,3 +395,36 @@ def test_every_gated_finding_is_paired_by_its_units_or_says_why_it_cannot_be(nam
         assert found.estimate() == pytest.approx(finding.estimate.estimate, abs=1e-9), (
             f"{name}: {finding.name} {dict(finding.labels)}"
         )
+
+
+def _failing(judge: Callable[[Request], Any], share: float) -> Callable[[Request], Any]:
+    """``judge``, but a share ``share`` of its requests (drawn by their key) come back with no
+    usable answer (unparseable)."""
+
+    def fn(request: Request) -> Any:
+        if _uniform("fails|" + request.key) < share:
+            return None
+        return judge(request)
+
+    fn.__name__ = f"failing_{getattr(judge, '__name__', 'judge')}"
+    return fn
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_every_probe_gates_its_failed_calls_beside_its_findings(name: str) -> None:
+    """A judge that fails half its calls is failed on ``failed_call_rate``, whatever the probe:
+    the half that survived must not carry a clean result."""
+    result = _run(name, _failing(FIXTURES[name].noisy, 0.5), FIXTURES[name].items())
+    failed = result.finding("failed_call_rate")
+    assert failed.threshold is not None
+    assert 0.3 < failed.estimate.estimate < 0.7
+    assert failed.status == "fail", failed
+    assert any("calls failed" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_a_finding_left_empty_by_failed_calls_says_so_in_its_reason(name: str) -> None:
+    result = _run(name, _failing(FIXTURES[name].noisy, 1.0), FIXTURES[name].items())
+    assert result.finding("failed_call_rate").status == "fail"
+    for finding in (f for f in result.findings if not f.estimate.defined):
+        assert "failed (errored or unparseable)" in (finding.estimate.reason or ""), finding

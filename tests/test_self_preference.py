@@ -164,7 +164,10 @@ def test_without_an_order_consistent_win_in_either_arm_the_overall_finding_is_no
 def test_only_the_overall_finding_gates_the_forms_inform() -> None:
     result = run(generating(self_loving), pairs(12))
     gated = [f for f in result.findings if f.threshold is not None]
-    assert [(f.name, dict(f.labels)) for f in gated] == [("self_preference", {})]
+    assert [(f.name, dict(f.labels)) for f in gated] == [
+        ("self_preference", {}),
+        ("failed_call_rate", {}),  # every probe gates its failed calls
+    ]
     assert {f.labels.get("shown") for f in result.findings} == {None, "first", "second"}
 
 

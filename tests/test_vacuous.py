@@ -85,5 +85,75 @@ def test_a_judge_that_answers_one_to_everything_does_not_pass_its_invariance_che
     by_name = {p["name"]: p for p in card["probes"]}
     assert by_name["sensitivity"]["status"] == "fail"
     repetition = [f for f in by_name["repetition"]["findings"] if f["headline"]]
-    assert repetition and all(f["status"] != "pass" for f in repetition)
+    # its calls all succeeded: only the failed-call rate passes, and it is not about invariance
+    assert repetition and all(
+        f["status"] != "pass" for f in repetition if f["name"] != "failed_call_rate"
+    )
     assert card["summary"]["overall"] != "pass"
+
+
+def with_base(entry: dict[str, Any], **decisions: int) -> dict[str, Any]:
+    return {**entry, "tables": {"base_decisions": decisions}}
+
+
+def test_base_decisions_in_one_class_make_the_invariance_findings_vacuous_without_sensitivity() -> (
+    None
+):
+    probes = [with_base(probe("repetition", "invariance", "pass", "pass"), safe=40)]
+    read_against_sensitivity(probes)
+    assert [f["status"] for f in probes[0]["findings"]] == ["n/a", "n/a"]
+    assert (
+        "every base decision of the audit is 'safe' (40 items)"
+        in (probes[0]["findings"][0]["reason"])
+    )
+    assert probes[0]["status"] == "n/a"
+
+
+def test_base_decisions_of_both_classes_leave_the_invariance_findings_as_decided() -> None:
+    probes = [with_base(probe("cluster", "invariance", "pass"), safe=30, unsafe=10)]
+    read_against_sensitivity(probes)
+    assert probes[0]["findings"][0]["status"] == "pass"
+
+
+def test_a_passing_sensitivity_shows_a_one_class_judge_moves() -> None:
+    probes = [
+        probe("sensitivity", "directional", "pass"),
+        with_base(probe("cluster", "invariance", "pass"), safe=40),
+    ]
+    read_against_sensitivity(probes)
+    assert probes[1]["findings"][0]["status"] == "pass"
+
+
+def test_failed_calls_neither_make_a_judge_insensitive_nor_turn_vacuous() -> None:
+    sensitivity = probe("sensitivity", "directional", "pass", "fail")
+    sensitivity["findings"][1]["name"] = "failed_call_rate"
+    repetition = with_base(probe("repetition", "invariance", "pass", "pass"), safe=40)
+    repetition["findings"][1]["name"] = "failed_call_rate"
+    probes = [sensitivity, repetition]
+    read_against_sensitivity(probes)
+    assert [f["status"] for f in repetition["findings"]] == ["pass", "pass"]
+    alone = [with_base(probe("repetition", "invariance", "pass", "pass"), safe=40)]
+    alone[0]["findings"][1]["name"] = "failed_call_rate"
+    read_against_sensitivity(alone)
+    assert [f["status"] for f in alone[0]["findings"]] == ["n/a", "pass"]
+
+
+@pytest.mark.parametrize("data", ["demo", "pyrit:harm/violence_multi_score"])
+def test_a_constant_judge_audited_without_sensitivity_does_not_read_pass(
+    data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reproduction: a judge answering 1 to everything, ``--probes repetition,cluster``,
+    read "PASS: 0 of 32 checks fail, 32 pass"."""
+    (tmp_path / "constant_judge.py").write_text("def one(request):\n    return 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    args = ["audit", "--judge", "python:constant_judge:one", "--rubric", "harmfulness"]
+    args += ["--data", data, "--probes", "repetition,cluster", "--out", "out"]
+    done = CliRunner().invoke(app, [*args, "--fail-on", "never"])
+    assert done.exit_code == 0, done.output
+    card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
+    assert card["summary"]["overall"] != "pass"
+    headline = [f for entry in card["probes"] for f in entry["findings"] if f["headline"]]
+    assert not [f for f in headline if f["status"] == "pass" and f["name"] != "failed_call_rate"]
+    reasons = [f["reason"] or "" for f in headline if f["status"] == "n/a"]
+    assert any("every base decision of the audit is" in r for r in reasons), reasons

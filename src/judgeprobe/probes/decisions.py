@@ -152,6 +152,22 @@ def base_notes(base: BaseScores) -> list[str]:
     return [f"{base.excluded} of {base.n_items} items have no base score ({reasons}); excluded"]
 
 
+def base_decisions(verdicts: Verdicts) -> dict[str, int]:
+    """How many of the plan's base requests ``S(P, R)`` (role ``("base", item_id)``) were
+    decided in each class of the rubric's rule, failed ones left out.
+
+    A probe of invariance puts it in its tables as ``base_decisions``: the card reads an
+    invariance finding as vacuous when every base decision of the audit falls in one class (a
+    judge that answers the same to everything passes every invariance check without moving)."""
+    counts: dict[str, int] = {}
+    for role in verdicts:
+        if len(role) == 2 and role[0] == "base":
+            decision = verdicts.decision(role)
+            if decision is not None:
+                counts[str(decision)] = counts.get(str(decision), 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def decide(rubric: Rubric, score: float) -> Decision:
     """The decision class of ``score`` (``"neutral"`` inside the rule's neutral band)."""
     return rubric.decide(score)

@@ -10,7 +10,10 @@ the judge's context window were never sent: they are counted apart (``counts["sk
 named in a note, as are requests still missing a verdict (a budget spent before them).
 
 A finding left without an estimate because verdicts failed says so (:func:`explain_failed`):
-"no concatenation judged ok; 3 of 10 calls failed (errored or unparseable)".
+"no concatenation judged ok; 3 of 10 calls failed (errored or unparseable)", and so does one left
+without it because inputs were skipped ("2 of 10 calls skipped: input beyond the judge's context
+window"). :func:`with_failed_calls` does both for a probe's whole result, so every probe gates its
+calls the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from judgeprobe.core.plan import Role, Verdicts
 from judgeprobe.core.verdict import VerdictStatus
-from judgeprobe.probes.base import Finding, Threshold
+from judgeprobe.probes.base import Finding, ProbeResult, Threshold
 from judgeprobe.stats import Estimate, proportion
 
 FAILED_THRESHOLD = Threshold(warn=0.05, fail=0.20)
@@ -117,6 +120,34 @@ def failure_cause(counts: Mapping[str, int], what: str = "calls") -> str | None:
         return None
     total = sum(int(v) for v in counts.values())
     return f"{bad} of {total} {what} failed (errored or unparseable)"
+
+
+def skipped_cause(counts: Mapping[str, int], what: str = "calls") -> str | None:
+    """ "2 of 10 calls skipped: input beyond the judge's context window" for ``counts``
+    (statuses, ``missing`` included), or None when none was skipped."""
+    skipped = int(counts.get(VerdictStatus.SKIPPED.value, 0))
+    if not skipped:
+        return None
+    total = sum(int(v) for v in counts.values())
+    return f"{skipped} of {total} {what} skipped: input beyond the judge's context window"
+
+
+def with_failed_calls(
+    result: ProbeResult, verdicts: Verdicts, *, confidence_level: float = 0.95
+) -> ProbeResult:
+    """``result`` gated on its failed calls: ``failed_call_rate`` over the whole plan added
+    beside its findings, the notes on failed, skipped and missing calls added to its notes, and
+    every finding it could not assess naming the failed or skipped calls in its reason.
+
+    A probe calls it last in ``analyze``; it declares ``failed_call_rate`` in its
+    ``finding_names`` and as unpaired (:data:`UNPAIRED`). A plan with no request (votes read
+    from a file) made no call to gate: its result is returned as it is."""
+    counts = verdicts.usage()
+    if not sum(counts.values()):
+        return result
+    finding, notes = failed_call_finding(verdicts, confidence_level=confidence_level)
+    findings = explain_failed(result.findings, failure_cause(counts), skipped_cause(counts))
+    return dataclasses.replace(result, findings=[*findings, finding], notes=[*result.notes, *notes])
 
 
 def explain_failed(findings: Sequence[Finding], *causes: str | None) -> list[Finding]:

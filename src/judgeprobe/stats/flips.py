@@ -244,20 +244,37 @@ def spread_of_means(
     n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> Estimate:
-    """Largest minus smallest column mean, with a paired bootstrap CI over rows (items).
+    """Largest minus smallest column mean over the rows complete in every column, with a paired
+    bootstrap CI over those rows (items).
 
     Each column holds one wording's per-item values (1/0 for correct, or an absolute error),
-    NaN where that wording has none: a NaN cell is missing, not wrong. Rows missing in every
-    column are left out; undefined with fewer than two columns or no row.
+    NaN where that wording has none: a NaN cell is missing, not wrong. The means are compared
+    on the same rows: a row missing in any column (a call that failed under one wording) is
+    left out of every column, since means over different surviving rows differ by which rows
+    survived, not by the wordings. ``counts`` says how many rows were compared (``rows``) and
+    how many were dropped for a missing cell (``dropped``, rows missing in every column not
+    counted). Undefined with fewer than two columns or no complete row.
+
+    Examples
+    --------
+    >>> spread = spread_of_means([[1, 1, 0, np.nan], [1, 0, 0, 1]], n_resamples=50)
+    >>> round(spread.estimate, 3), spread.n, spread.counts["dropped"]
+    (0.333, 3, 1)
     """
     data = np.array(columns, dtype=np.float64)
     if data.ndim != 2:
         return Estimate.undefined(0, reason="fewer than two wordings")
-    keep = ~np.all(np.isnan(data), axis=0)
-    data = data[:, keep]
-    if data.shape[0] < 2 or data.shape[1] == 0:
+    data = data[:, ~np.all(np.isnan(data), axis=0)]
+    complete = ~np.any(np.isnan(data), axis=0)
+    dropped = int(data.shape[1] - complete.sum())
+    data = data[:, complete]
+    if data.shape[0] < 2:
         return Estimate.undefined(int(data.shape[1]), reason="fewer than two wordings")
-    return bootstrap(
+    if data.shape[1] == 0:
+        return Estimate.undefined(
+            0, reason=f"no item has a value under every wording ({dropped} with some missing)"
+        )
+    spread = bootstrap(
         list(data),
         _spread_statistic,
         n_resamples=n_resamples,
@@ -265,6 +282,8 @@ def spread_of_means(
         seed=seed,
         vectorized=True,
     )
+    counts = {**spread.counts, "rows": int(data.shape[1]), "dropped": dropped}
+    return dataclasses.replace(spread, counts=counts)
 
 
 def spread_test(

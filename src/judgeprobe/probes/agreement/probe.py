@@ -72,6 +72,7 @@ from judgeprobe.probes.decisions import (
     base_scores,
     pointwise,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Interval, OneOf, Scale
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
@@ -137,8 +138,10 @@ class AgreementProbe(Probe):
         "judge_loo_accuracy",
         "stratum_accuracy",
         "category_accuracy",
+        "failed_call_rate",
     )
     finding_units: ClassVar[Mapping[str, UnitKind]] = AGREEMENT_UNITS
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     keywords: tuple[str, ...] | None = None
     human_scale: tuple[float, float] | None = None
@@ -255,7 +258,7 @@ class AgreementProbe(Probe):
             f.with_evidence(evidence) if f.name in DISAGREEMENT_FINDINGS and not is_slice(f) else f
             for f in findings
         ]
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -264,6 +267,7 @@ class AgreementProbe(Probe):
             tables=tables,
             notes=notes,
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
 
 def reliability(b: Binary, bins: int) -> tuple[list[dict[str, float]], FigureSpec]:

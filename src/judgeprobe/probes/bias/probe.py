@@ -51,13 +51,14 @@ from judgeprobe.probes.bias.findings import (
     with_moved_evidence,
 )
 from judgeprobe.probes.bias.units import bias_units, unit_kinds
-from judgeprobe.probes.decisions import base_request, base_role, pointwise, unique_ids
-from judgeprobe.probes.failures import (
-    UNPAIRED,
-    explain_failed,
-    failed_call_finding,
-    failure_cause,
+from judgeprobe.probes.decisions import (
+    base_decisions,
+    base_request,
+    base_role,
+    pointwise,
+    unique_ids,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.votes import PAIRWISE, live_request, pair_role, verdict_problem
 from judgeprobe.probes.params import Constraint, Level, OneOf, Texts
 from judgeprobe.probes.registry import register_probe
@@ -178,10 +179,7 @@ class _BiasProbe(Probe):
             f"argues for {aim}."
         ]
         notes += excluded_note(excluded, len(design.cases))
-        failed, failed_notes = failed_call_finding(verdicts, confidence_level=level)
-        findings = [*explain_failed(findings, failure_cause(verdicts.usage())), failed]
-        notes += failed_notes
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -191,9 +189,11 @@ class _BiasProbe(Probe):
                 "moved": moved_rows(outcomes),
                 "excluded": dict(excluded),
                 "placebo": design.placebo,
+                **({"base_decisions": decided} if (decided := base_decisions(verdicts)) else {}),
             },
             notes=notes,
         )
+        return with_failed_calls(result, verdicts, confidence_level=level)
 
 
 @dataclass(frozen=True)

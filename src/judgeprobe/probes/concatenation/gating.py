@@ -24,7 +24,14 @@ from judgeprobe.probes.concatenation.reruns import (
     rerun_null,
     with_first_reruns,
 )
-from judgeprobe.probes.failures import UNPAIRED, call_counts, failed_call_finding
+from judgeprobe.probes.decisions import base_decisions
+from judgeprobe.probes.failures import (
+    UNPAIRED,
+    call_counts,
+    explain_failed,
+    failed_call_finding,
+    failure_cause,
+)
 from judgeprobe.probes.units import FindingKey, UnitValues
 
 UnitsOf = Callable[[Plan[Any], Verdicts], Mapping[FindingKey, UnitValues]]
@@ -79,13 +86,14 @@ def gate(
     ``notes`` and ``tables`` (``reruns``, ``calls``) get what they rest on."""
     null = rerun_null(plan, verdicts, plan.context.rubric, level)
     out = read_against_null(findings, null, excess)
-    out += null_findings(null)
+    out += explain_failed(null_findings(null), failure_cause(verdicts.usage()))
     failed, failed_notes = failed_call_finding(verdicts, confidence_level=level)
     out.append(failed)
     notes.append(null_note(null))
     notes.extend(failed_notes)
     tables["reruns"] = null.to_dict()
     tables["calls"] = call_counts(verdicts)
+    tables["base_decisions"] = base_decisions(verdicts)
     return out
 
 

@@ -45,6 +45,7 @@ from judgeprobe.probes.base import (
     pairwise_items,
     slices_as_information,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.pooled_tables import pooled_agreement, pooled_kappa, table_row
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
@@ -158,12 +159,14 @@ class HumanAgreementProbe(Probe):
         "judge_human_majority_kappa",
         "human_human_agreement",
         "human_human_kappa",
+        "failed_call_rate",
     )
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
         f"{stem}_{statistic}": "pair"
         for stem in ("judge_human_vote", "judge_human_majority", "human_human")
         for statistic in ("agreement", "kappa")
     }
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -234,7 +237,7 @@ class HumanAgreementProbe(Probe):
             x_label="agreement",
         )
         notes = [_exclusion_note(judge, excluded)]
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -243,6 +246,7 @@ class HumanAgreementProbe(Probe):
             tables={"agreement": rows, "excluded": excluded, "judge_source": self.judge_source},
             notes=[n for n in notes if n],
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
         """Each pair's contingency table (:mod:`~judgeprobe.probes.pairwise.pooled_tables`)

@@ -31,6 +31,7 @@ from judgeprobe.probes.base import (
     ProbeResult,
     pairwise_items,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.length import (
     LENGTH_UNITS,
     LengthUnit,
@@ -143,10 +144,15 @@ class LengthControlledWinRateProbe(Probe):
     name: ClassVar[str] = "length_controlled_win_rate"
     kind: ClassVar[ProbeKind] = "null"
     requirements: ClassVar[Requirements] = PAIRWISE
-    finding_names: ClassVar[tuple[str, ...] | None] = ("lc_win_rate", "raw_win_rate")
+    finding_names: ClassVar[tuple[str, ...] | None] = (
+        "lc_win_rate",
+        "raw_win_rate",
+        "failed_call_rate",
+    )
     finding_units: ClassVar[Mapping[str, UnitKind]] = {"raw_win_rate": "pair"}
     unpaired_findings: ClassVar[Mapping[str, str]] = {
         "lc_win_rate": "a logistic fit over all comparisons of a candidate, no per-item unit",
+        "failed_call_rate": UNPAIRED,
     }
 
     judge_source: str = LIVE
@@ -271,7 +277,7 @@ class LengthControlledWinRateProbe(Probe):
                 f"Not estimated (fewer than {self.min_comparisons} comparisons): "
                 + ", ".join(too_few)
             )
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -279,6 +285,7 @@ class LengthControlledWinRateProbe(Probe):
             tables={"win_rates": rows, "excluded": {"judge": dict(judge.excluded)}},
             notes=notes,
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
     def _evidence(
         self,

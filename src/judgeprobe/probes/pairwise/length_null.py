@@ -49,6 +49,7 @@ from judgeprobe.probes.base import (
     pairwise_items,
     slices_as_information,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.length import (
     DEFAULT_BINS,
     LENGTH_UNITS,
@@ -156,11 +157,13 @@ class LengthNullProbe(Probe):
         "bin_null_agreement",
         "bin_judge_minus_null",
         "falsifier",
+        "failed_call_rate",
     )
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
         "bin_judge_agreement": "pair",
         "bin_judge_minus_null": "pair",
     }
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     judge_source: str = LIVE
     human_raters: tuple[str, ...] = ()
@@ -305,7 +308,7 @@ class LengthNullProbe(Probe):
                 for f in findings
             ]
             notes.append(f"Not assessable: {why}.")
-        return ProbeResult(
+        probe_result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -314,6 +317,7 @@ class LengthNullProbe(Probe):
             tables=tables,
             notes=notes,
         )
+        return with_failed_calls(probe_result, verdicts, confidence_level=self.confidence_level)
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
         """Per pair of each length bin: the judge's hit on the human majority, and the null's

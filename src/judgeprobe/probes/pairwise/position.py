@@ -46,6 +46,7 @@ from judgeprobe.probes.base import (
     pairwise_items,
     slices_as_information,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.votes import (
     LIVE,
     PAIRWISE,
@@ -148,7 +149,9 @@ class PositionProbe(Probe):
         "first_position_bias",
         "second_position_bias",
         "first_position_share",
+        "failed_call_rate",
     )
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
     derived_findings: ClassVar[Mapping[str, str]] = {
         "position_consistency": "one minus swap_flip_rate, less the pairs with one tie",
         "first_position_bias": "the part of swap_flip_rate that picks the first-shown response",
@@ -207,7 +210,7 @@ class PositionProbe(Probe):
         parts = ", ".join(f"{reason}: {count}" for reason, count in sorted(excluded.items()))
         note = f"{len(swaps)} pairs judged in both orders"
         note += f"; excluded ({parts})." if parts else "."
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -221,6 +224,7 @@ class PositionProbe(Probe):
             },
             notes=[note],
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
         """The rates per pair (a live judge only), over all pairs and per slice; the first-shown

@@ -58,6 +58,7 @@ from judgeprobe.probes.base import (
     pairwise_items,
 )
 from judgeprobe.probes.decisions import unique_ids
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.votes import (
     CLUSTER_CHOICES,
     PAIRWISE,
@@ -176,12 +177,14 @@ class SelfPreferenceProbe(Probe):
         "self_preference",
         "own_answer_win_rate",
         "placebo_win_rate",
+        "failed_call_rate",
     )
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
         "self_preference": "pair",
         "own_answer_win_rate": "pair",
         "placebo_win_rate": "pair",
     }
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     replace: Replace = "random"
     max_new_tokens: int = 100
@@ -296,7 +299,7 @@ class SelfPreferenceProbe(Probe):
             x_label="placebo (another model's answer in the slot)",
             y_label="the judge's own answer in the slot",
         )
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -310,6 +313,7 @@ class SelfPreferenceProbe(Probe):
             },
             notes=_notes(design, outcomes),
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
         """Per pair the judge answered: whether its own answer wins the slot and whether the

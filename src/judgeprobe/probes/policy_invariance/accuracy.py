@@ -115,18 +115,26 @@ def accuracy(
     for name, cols, what in spreads:
         columns = [cols[n] for n in same_policy]
         test = spread_test(columns, n_resamples=settings.n_resamples, seed=settings.seed)
+        spread = spread_of_means(columns, **settings.resampling)
         out.findings.append(
             Finding(
                 name,
-                _tested_spread(spread_of_means(columns, **settings.resampling), test),
+                _tested_spread(spread, test),
                 f"largest minus smallest {what} across the base and its meaning-preserving "
-                "and supplementary rewordings (the same policy); a warn or fail needs the "
-                "test to show the wordings differ beyond the items' rerun noise",
+                "and supplementary rewordings (the same policy), on the items judged under "
+                f"every one of them{_dropped(spread)}; a warn or fail needs the test to show "
+                "the wordings differ beyond the items' rerun noise",
                 {"wordings": str(len(same_policy))},
                 threshold=SPREAD_THRESHOLD,
                 test=test,
             )
         )
+        if spread.counts.get("dropped"):
+            out.notes.append(
+                f"{name}: the wordings are compared on the {int(spread.counts['rows'])} items "
+                f"judged under every one of them; {int(spread.counts['dropped'])} items with a "
+                "failed or missing call under some wording are left out of every wording"
+            )
     out.findings.append(
         Finding(
             "accuracy_spread_reruns",
@@ -146,6 +154,14 @@ def accuracy(
     )
     out.figures.append(_figure(out.table))
     return out
+
+
+def _dropped(spread: Estimate) -> str:
+    """ " (12 items left out: a call failed under some wording)", or nothing when none was."""
+    dropped = int(spread.counts.get("dropped", 0))
+    if not dropped:
+        return ""
+    return f" ({dropped} items left out: a call failed or is missing under some wording)"
 
 
 def _tested_spread(spread: Estimate, test: TestResult) -> Estimate:

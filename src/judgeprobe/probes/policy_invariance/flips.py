@@ -232,7 +232,9 @@ def _direction(
 
     The direction says something only of flips the shift caused. When the flips do not exceed
     the rerun null (``excess``, the group's flip test, does not reject at ``alpha``) they may all
-    be noise, which goes either way, and the ratio is not assessable."""
+    be noise, which goes either way, and the ratio is not assessable. It is then information,
+    not a gated finding: with no flip to direct there is no question to answer, and a judge that
+    ignores the wording (whose flip findings pass) is not kept from a pass by it."""
     toward = away = 0
     for unit in units:
         for wording in members:
@@ -245,7 +247,9 @@ def _direction(
             else:
                 away += 1
     ratio = proportion(toward, toward + away, confidence_level=settings.confidence_level)
-    if ratio.defined and not excess.pvalue < settings.alpha:
+    if not toward + away:
+        ratio = Estimate.undefined(0, reason="no threshold-shift flip: there is nothing to direct")
+    elif ratio.defined and not excess.pvalue < settings.alpha:
         ratio = Estimate.undefined(
             toward + away,
             reason=f"the threshold-shift flips do not exceed the {settings.null} rerun null "
@@ -254,10 +258,10 @@ def _direction(
     finding = Finding(
         "directional_ratio",
         ratio,
-        "share of threshold-shift flips that land on the side the shift points to (assessed "
-        "only when those flips exceed the rerun null); the test: more than half do",
+        "share of threshold-shift flips that land on the side the shift points to (assessed, "
+        "and gated, only when those flips exceed the rerun null); the test: more than half do",
         labels=dict(labels),
-        threshold=None if "variant" in labels else DIRECTION_THRESHOLD,
+        threshold=None if "variant" in labels or not ratio.defined else DIRECTION_THRESHOLD,
         test=proportion_above(toward, toward + away, 0.5),
     )
     columns = {

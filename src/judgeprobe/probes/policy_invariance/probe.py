@@ -24,7 +24,8 @@ from judgeprobe.probes.base import (
     ProbeKind,
     ProbeResult,
 )
-from judgeprobe.probes.decisions import human_label_scale
+from judgeprobe.probes.decisions import base_decisions, human_label_scale
+from judgeprobe.probes.failures import explain_failed, failure_cause, skipped_cause
 from judgeprobe.probes.params import (
     INTERVAL_CONSTRAINTS,
     Constraint,
@@ -218,12 +219,16 @@ class PolicyInvarianceProbe(Probe):
             "key": _key(ctx, design),
             "validation": [r.to_dict() for r in design.reports],
         }
+        if base.kind != "pairwise":
+            tables["base_decisions"] = base_decisions(verdicts)
         for name, part in parts.items():
             if name == "accuracy":
                 tables["human_scale"] = list(scale)
             if name != "design":
                 tables[name] = part.table
         findings: list[Finding] = [f for part in parts.values() for f in part.findings]
+        counts = verdicts.usage()
+        findings = explain_failed(findings, failure_cause(counts), skipped_cause(counts))
         figures: list[FigureSpec] = [f for part in parts.values() for f in part.figures]
         notes = [n for part in parts.values() for n in part.notes]
         return ProbeResult(

@@ -94,8 +94,8 @@ def flip_units(
 
 
 def spread(rows: NDArray[np.float64]) -> Any:
-    """Largest minus smallest column mean of rows ``(..., m, k)``, a NaN cell missing (as
-    :func:`judgeprobe.stats.flips.spread_of_means`)."""
+    """Largest minus smallest column mean of rows ``(..., m, k)``, a NaN cell missing (the
+    rows are complete ones, as :func:`judgeprobe.stats.flips.spread_of_means` compares)."""
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         means = np.nansum(rows, axis=-2) / np.sum(~np.isnan(rows), axis=-2)
@@ -138,11 +138,12 @@ def spread_units(
 def _columns(
     cells: Mapping[str, Mapping[str, float]], names: Sequence[str]
 ) -> dict[str, tuple[float, ...]]:
-    """Per item with a value under one of ``names``, its value under each (NaN if none)."""
+    """Per item with a value under every one of ``names``, its value under each: the wordings
+    are compared on the same items (:func:`judgeprobe.stats.flips.spread_of_means`)."""
     return {
-        item: tuple(values.get(n, np.nan) for n in names)
+        item: tuple(values[n] for n in names)
         for item, values in cells.items()
-        if any(n in values for n in names)
+        if all(n in values for n in names)
     }
 
 

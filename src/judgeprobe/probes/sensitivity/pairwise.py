@@ -29,6 +29,7 @@ from judgeprobe.core.request import Request
 from judgeprobe.data.items import Item, PairwiseItem, require_texts
 from judgeprobe.probes.base import Finding, Probe, ProbeKind, ProbeResult, pairwise_items
 from judgeprobe.probes.decisions import probe_rng, unique_ids
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.pairwise.votes import (
     PAIRWISE,
     human_majority,
@@ -102,8 +103,9 @@ class PairwiseSensitivityProbe(Probe):
     name: ClassVar[str] = "sensitivity_pairwise"
     kind: ClassVar[ProbeKind] = "directional"
     requirements: ClassVar[Requirements] = PAIRWISE
-    finding_names: ClassVar[tuple[str, ...] | None] = FINDINGS
+    finding_names: ClassVar[tuple[str, ...] | None] = (*FINDINGS, "failed_call_rate")
     finding_units: ClassVar[Mapping[str, UnitKind]] = dict.fromkeys(FINDINGS, "pair")
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     edits: tuple[PairFamily, ...] = PAIR_FAMILIES
     better: ClassSource = "auto"
@@ -230,7 +232,7 @@ class PairwiseSensitivityProbe(Probe):
             )
             notes += [f"{n} left out: {reason}" for reason, n in sorted(design.left_out.items())]
         notes += excluded_note(excluded, len(design.edits))
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -242,6 +244,7 @@ class PairwiseSensitivityProbe(Probe):
             },
             notes=notes,
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:
         """Per pair: each family's move and the placebo's."""

@@ -53,6 +53,7 @@ from judgeprobe.probes.decisions import (
     pointwise,
     probe_rng,
 )
+from judgeprobe.probes.failures import UNPAIRED, with_failed_calls
 from judgeprobe.probes.params import (
     INTERVAL_CONSTRAINTS,
     Constraint,
@@ -129,8 +130,9 @@ class SensitivityProbe(Probe):
     requirements: ClassVar[Requirements] = Requirements(
         decision_rule=True, reads=("response",), does="swaps and edits the response"
     )
-    finding_names: ClassVar[tuple[str, ...] | None] = FINDINGS
+    finding_names: ClassVar[tuple[str, ...] | None] = (*FINDINGS, "failed_call_rate")
     finding_units: ClassVar[Mapping[str, UnitKind]] = dict.fromkeys(FINDINGS, "item")
+    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
 
     edits: tuple[PointFamily, ...] = POINT_FAMILIES
     classes: ClassSource = "auto"
@@ -338,7 +340,7 @@ class SensitivityProbe(Probe):
         findings = with_evidence(findings, outcomes, verdicts, _roles)
         notes += self._notes(design, rule.positive, rule.negative)
         notes += excluded_note(excluded, len(design.edits))
-        return ProbeResult(
+        result = ProbeResult(
             probe=self.name,
             kind=self.kind,
             params=self.params(),
@@ -351,6 +353,7 @@ class SensitivityProbe(Probe):
             },
             notes=notes,
         )
+        return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 
     @staticmethod
     def _notes(design: SensitivityDesign, positive: str, negative: str) -> list[str]:
