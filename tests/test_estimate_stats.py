@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -116,7 +117,7 @@ def test_over_every_possible_sample_the_estimate_is_unbiased_and_its_variance_to
             POPULATION_F[rows],
             POPULATION_F,
             strata=[strata[k] for k in rows],
-            population_strata=strata,
+            stratum_sizes=Counter(strata),
             lam=lam,
             interval="t",
         )
@@ -171,7 +172,7 @@ def test_labels_needed_is_cochrans_sample_size_with_the_finite_population_correc
 
 def test_a_stratum_without_labels_or_with_one_label_leaves_the_estimate_undefined() -> None:
     none = difference_mean(
-        [1, 0], [1, 0], [1, 0, 1, 1], strata=["a", "a"], population_strata=["a", "a", "b", "b"]
+        [1, 0], [1, 0], [1, 0, 1, 1], strata=["a", "a"], stratum_sizes={"a": 2, "b": 2}
     )
     assert not none.defined and "'b' (2 items) has no labelled item" in (none.reason or "")
     one = difference_mean(
@@ -179,7 +180,7 @@ def test_a_stratum_without_labels_or_with_one_label_leaves_the_estimate_undefine
         [1, 0, 1],
         [1, 0, 1, 1],
         strata=["a", "a", "b"],
-        population_strata=["a", "a", "b", "b"],
+        stratum_sizes={"a": 2, "b": 2},
     )
     assert not one.defined and "a single labelled item" in (one.reason or "")
 
@@ -191,6 +192,8 @@ def test_bad_inputs_are_refused_saying_what_is_wrong() -> None:
         difference_mean([1, 0, 1], [1, 0, 1], [1, 0])
     with pytest.raises(InvalidParameterError, match="no item belongs to"):
         difference_mean([1, 0], [1, 0], [1, 0, 1], strata=["x", "x"])
+    with pytest.raises(InvalidParameterError, match="the strata hold 2 items"):
+        difference_mean([1, 0], [1, 0], [1, 0, 1], strata=["x", "x"], stratum_sizes={"x": 2})
     with pytest.raises(InvalidParameterError, match="interval"):
         difference_mean([1, 0], [1, 0], [1, 0, 1], interval="normal")
     assert not difference_mean([], [], [1, 0]).defined

@@ -39,7 +39,7 @@ prediction-powered inference", arXiv:2311.01453.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +92,7 @@ def difference_mean(
     population_predictions: ArrayLike,
     *,
     strata: Sequence[Hashable] | None = None,
-    population_strata: Sequence[Hashable] | None = None,
+    stratum_sizes: Mapping[Hashable, int] | None = None,
     lam: float | None = None,
     interval: str = "wilson",
     confidence_level: float = 0.95,
@@ -107,9 +107,11 @@ def difference_mean(
         The judge's value ``f`` of the same items, in the same order.
     population_predictions : array of float
         ``f`` of all ``M`` items, the labelled ones included.
-    strata, population_strata : sequences of hashable, optional
-        The stratum of each labelled item and of each of the ``M`` items (default: one stratum,
-        a simple random sample).
+    strata : sequence of hashable, optional
+        The stratum of each labelled item (default: one stratum, a simple random sample).
+    stratum_sizes : mapping, optional
+        Each stratum's number of items ``M_h``; they add up to ``M`` (default: one stratum of
+        all ``M``).
     lam : float, optional
         The weight of the predictions; None (default) tunes it, clipped to [0, 1]. 0 is the
         labels alone.
@@ -139,17 +141,20 @@ def difference_mean(
     check_choice("interval", interval, INTERVALS)
     level = check_level(confidence_level)
     keys = list(strata) if strata is not None else [None] * len(y)
-    population_keys = (
-        list(population_strata) if population_strata is not None else [None] * len(every)
+    sizes: dict[Hashable, int] = (
+        dict(stratum_sizes) if stratum_sizes is not None else {None: len(every)}
     )
     same_length(values=y, strata=keys)
-    same_length(population_predictions=every, population_strata=population_keys)
     n, size = len(y), len(every)
+    if sum(sizes.values()) != size:
+        raise InvalidParameterError(
+            f"the strata hold {sum(sizes.values())} items but there are {size} predictions"
+        )
     if n > size:
         raise InvalidParameterError(f"{n} labelled items but only {size} items in all")
     if n == 0:
         return undefined(0, "no labelled items", level=level, counts={"items": size})
-    layers = _strata(y, f, keys, population_keys)
+    layers = _strata(y, f, keys, sizes)
     missing = [s for s in layers if s.labelled == 0]
     single = [s for s in layers if s.labelled == 1 and s.size > 1]
     counts: dict[str, float] = {"labelled": n, "items": size, "strata": len(layers)}
@@ -269,15 +274,12 @@ def _strata(
     y: NDArray[np.float64],
     f: NDArray[np.float64],
     keys: Sequence[Hashable],
-    population_keys: Sequence[Hashable],
+    sizes: Mapping[Hashable, int],
 ) -> list[Stratum]:
-    sizes: dict[Hashable, int] = {}
-    for key in population_keys:
-        sizes[key] = sizes.get(key, 0) + 1
     unknown = sorted({repr(k) for k in keys if k not in sizes})
     if unknown:
         raise InvalidParameterError(f"labelled items in strata no item belongs to: {unknown}")
-    total = len(population_keys)
+    total = sum(sizes.values())
     layers = []
     for key, size in sizes.items():
         rows = np.asarray([k == key for k in keys], dtype=bool)
