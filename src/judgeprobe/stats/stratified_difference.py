@@ -13,7 +13,9 @@ difference estimator of survey sampling:
 unbiased for the mean of ``y`` over the ``M`` items for any fixed ``lam``, with the design
 variance ``sum_h (M_h / M)^2 (1 - n_h / M_h) s_h^2 / n_h`` (``s_h^2`` the variance of
 ``y - lam * f`` over the labelled items of ``h``; ``1 - n_h / M_h`` the finite population
-correction: a stratum labelled whole adds no uncertainty). Two things differ from PPI++ for an
+correction: a stratum labelled whole adds no uncertainty). Where ``lam`` is tuned on the same
+labels, the variance is multiplied by ``(n - H) / (n - H - 1)`` for the fitted slope, as the
+regression estimator's residual variance is divided by ``n - 2`` (Cochran 1977, 7.3). Two things differ from PPI++ for an
 infinite population: the judge's mean over all items is known, not sampled, so it adds no
 variance and the tuned ``lam`` is the slope ``cov(y, f) / var(f)`` (weighted over the strata)
 without the ``1 + n / N`` factor; and the finite population correction, so that labelling every
@@ -174,9 +176,11 @@ def difference_mean(
         s.weight * float(residual[[k == s.key for k in keys]].mean()) for s in layers
     )
     variance = sum(s.factor * residual_variance(s, weight) for s in layers)
+    df = n - len(layers) - (1 if lam is None else 0)
+    if lam is None and df > 0:  # the slope is fitted too: one degree of freedom fewer
+        variance *= (n - len(layers)) / df
     counts |= {"lambda": weight, "variance": variance}
     if interval == "t":
-        df = n - len(layers) - (1 if lam is None else 0)
         quantile = float(sps.t.ppf(0.5 + level / 2, max(df, 1)))
         half = quantile * math.sqrt(variance)
         ci = ConfidenceInterval(estimate - half, estimate + half, level, "stratified difference t")
