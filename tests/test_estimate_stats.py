@@ -213,3 +213,18 @@ def test_over_seeded_draws_the_corrected_interval_covers_the_all_label_rate() ->
             hits[name] += est.ci.contains(rate)
     assert 0.92 <= hits["corrected"] / 500 <= 0.98
     assert 0.92 <= hits["labels_only"] / 500 <= 0.98
+
+
+def test_a_judge_against_the_labels_gets_no_weight_and_the_labels_own_interval() -> None:
+    """``lam`` clipped to 0: the corrected estimate is the labels-only one, interval and all."""
+    y = np.array([1, 0, 1, 1, 0, 1, 0, 1, 1, 0], dtype=float)
+    against = 1 - y
+    every = np.concatenate([against, np.zeros(90)])
+    corrected = difference_mean(y, against, every)
+    alone = difference_mean(y, against, every, lam=0.0)
+    assert corrected.counts["lambda"] == 0.0
+    assert (corrected.estimate, corrected.ci.low, corrected.ci.high) == (
+        alone.estimate,
+        alone.ci.low,
+        alone.ci.high,
+    )

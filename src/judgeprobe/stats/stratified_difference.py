@@ -14,14 +14,16 @@ unbiased for the mean of ``y`` over the ``M`` items for any fixed ``lam``, with 
 variance ``sum_h (M_h / M)^2 (1 - n_h / M_h) s_h^2 / n_h`` (``s_h^2`` the variance of
 ``y - lam * f`` over the labelled items of ``h``; ``1 - n_h / M_h`` the finite population
 correction: a stratum labelled whole adds no uncertainty). Where ``lam`` is tuned on the same
-labels, the variance is multiplied by ``(n - H) / (n - H - 1)`` for the fitted slope, as the
-regression estimator's residual variance is divided by ``n - 2`` (Cochran 1977, 7.3). Two things differ from PPI++ for an
-infinite population: the judge's mean over all items is known, not sampled, so it adds no
-variance and the tuned ``lam`` is the slope ``cov(y, f) / var(f)`` (weighted over the strata)
-without the ``1 + n / N`` factor; and the finite population correction, so that labelling every
-item gives the all-label mean with no width. ``lam`` is clipped to [0, 1] as in PPI++, so that a
-judge unrelated to the labels falls back to the labels alone. ``lam = 0`` is the classical
-(stratified) mean of the labels.
+labels (and not clipped to 0 or 1, where the estimate is the labels' alone or plain PPI's), the
+variance is multiplied by ``(n - H) / (n - H - 1)`` for the fitted slope, as the regression
+estimator's residual variance is divided by ``n - 2`` (Cochran 1977, 7.3).
+
+Two things differ from PPI++ for an infinite population: the judge's mean over all items is
+known, not sampled, so it adds no variance and the tuned ``lam`` is the slope
+``cov(y, f) / var(f)`` (weighted over the strata) without the ``1 + n / N`` factor; and the
+finite population correction, so that labelling every item gives the all-label mean with no
+width. ``lam`` is clipped to [0, 1] as in PPI++, so that a judge unrelated to the labels falls
+back to the labels alone. ``lam = 0`` is the classical (stratified) mean of the labels.
 
 The interval of a rate (values in [0, 1]) is Wilson's on the effective sample size
 ``p (1 - p) / variance`` (Kott and Carr 1997), which keeps its coverage with few labels where the
@@ -177,7 +179,7 @@ def difference_mean(
     )
     variance = sum(s.factor * residual_variance(s, weight) for s in layers)
     df = n - len(layers) - (1 if lam is None else 0)
-    if lam is None and df > 0:  # the slope is fitted too: one degree of freedom fewer
+    if lam is None and 0 < weight < 1 and df > 0:  # a slope fitted too: one degree fewer
         variance *= (n - len(layers)) / df
     counts |= {"lambda": weight, "variance": variance}
     if interval == "t":
