@@ -25,6 +25,7 @@ from judgeprobe._cli.bill import confirm_cost, print_bill
 from judgeprobe._cli.choices import FAIL_ON_HELP, Executor, FailOn
 from judgeprobe._cli.compare import compare as compare_command
 from judgeprobe._cli.demo import demo as demo_command
+from judgeprobe._cli.estimate import estimate as estimate_command
 from judgeprobe._cli.interrupts import resumable
 from judgeprobe._cli.lists import list_datasets, list_judges, list_repairs, version_callback
 from judgeprobe._cli.options import (
@@ -466,6 +467,7 @@ def _print_summary(card_doc: dict[str, Any]) -> None:
 
 
 app.command("compare")(compare_command)
+app.command("estimate")(estimate_command)
 
 
 def main() -> None:
