@@ -34,6 +34,7 @@ from judgeprobe.runs.probe import reanalyze, run_probe
 from judgeprobe.transforms.bias_edits import (
     BIAS_EDITS,
     assign,
+    assign_by_id,
     edit_set,
     placebo_text,
 )
@@ -184,6 +185,18 @@ def test_the_assignment_is_balanced_and_independent_of_the_order_of_the_ids() ->
     sizes = Counter(groups.values())
     assert max(sizes.values()) - min(sizes.values()) <= 1
     assert groups != assign(ids, 3, seed=5, salt="x")
+
+
+def test_the_assignment_by_id_is_nested_and_near_balanced() -> None:
+    """The forms of the bias edits: a prefix of the items keeps its items' forms, so an audit in
+    rounds finds the earlier items' edits in the store."""
+    ids = [f"i{k}" for k in range(300)]
+    groups = assign_by_id(ids, 3, seed=4, salt="x")
+    assert groups == assign_by_id(ids[::-1], 3, seed=4, salt="x")
+    assert assign_by_id(ids[:40], 3, seed=4, salt="x") == {i: groups[i] for i in ids[:40]}
+    sizes = Counter(groups.values())
+    assert set(sizes) == {0, 1, 2} and all(abs(n - 100) <= 30 for n in sizes.values())
+    assert groups != assign_by_id(ids, 3, seed=5, salt="x")
 
 
 def test_the_placebo_is_placed_where_the_edit_goes_with_the_same_length() -> None:

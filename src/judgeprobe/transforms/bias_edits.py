@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgeprobe._util.hashing import content_hash
 from judgeprobe._util.yaml_files import explain_validation, parse_yaml
 from judgeprobe.errors import ConfigError
 
@@ -190,7 +191,8 @@ def assign(ids: Sequence[str], groups: int, *, seed: int, salt: str) -> dict[str
 
     The ids are sorted, permuted by a generator seeded with ``seed`` and ``salt`` (CRC-32, the
     same in every process), and dealt round-robin: group sizes differ by at most one, and the
-    assignment depends on the set of ids, not on their order.
+    assignment depends on the set of ids, not on their order. (A subset is assigned afresh:
+    for a split that must stay as items are added, see :func:`assign_by_id`.)
     """
     if groups < 1:
         raise ValueError(f"groups must be >= 1, got {groups}")
@@ -199,3 +201,17 @@ def assign(ids: Sequence[str], groups: int, *, seed: int, salt: str) -> dict[str
     order = rng.permutation(len(ordered))
     start = int(rng.integers(groups))
     return {ordered[int(i)]: (start + rank) % groups for rank, i in enumerate(order)}
+
+
+def assign_by_id(ids: Sequence[str], groups: int, *, seed: int, salt: str) -> dict[str, int]:
+    """A seeded assignment of ``ids`` to ``groups`` groups (0..groups-1), id by id.
+
+    Each id's group is a seeded hash of the id (``seed`` and ``salt``) modulo ``groups``: it
+    depends on the id alone, not on the order of the ids nor on the others, so the assignment of
+    a subset is the restriction of the assignment of the whole (an audit in rounds plans each
+    longer prefix of the items and finds the earlier items' edits in the store). Group sizes are
+    multinomial: about ``len(ids) / groups`` each, within a few times its square root.
+    """
+    if groups < 1:
+        raise ValueError(f"groups must be >= 1, got {groups}")
+    return {i: int(content_hash([seed, salt, i]), 16) % groups for i in ids}

@@ -309,6 +309,8 @@ class PairwiseAttackProbe(_AttackProbe):
     attack argues for the side it is on).
     """
 
+    nested_design: ClassVar[bool] = False  # its sides are balanced over every item
+
     requirements: ClassVar[Requirements] = PAIRWISE
     finding_units: ClassVar[Mapping[str, UnitKind]] = unit_kinds("pair")
     origin: ClassVar[str] = "pair"

@@ -70,6 +70,7 @@ from judgeprobe.transforms.bias_edits import (
     EditKind,
     add_text,
     assign,
+    assign_by_id,
     edit_set,
     placebo_text,
     render,
@@ -121,7 +122,7 @@ class _BiasProbe(Probe):
         self, ids: Sequence[str], seed: int, *, sides: bool
     ) -> dict[str, tuple[EditForm, str]]:
         forms = self.active_forms()
-        form_of = assign(ids, len(forms), seed=seed, salt=f"{self.name}:form")
+        form_of = assign_by_id(ids, len(forms), seed=seed, salt=f"{self.name}:form")
         side_of = assign(ids, 2, seed=seed, salt=f"{self.name}:side") if sides else {}
         return {i: (forms[form_of[i]], "AB"[side_of[i]] if sides else "") for i in ids}
 
@@ -297,6 +298,8 @@ class PairwiseBiasProbe(_BiasProbe):
     the same side. Parameters as for :class:`BiasProbe` (``favoured`` does not apply: the
     edit argues for the side it is on).
     """
+
+    nested_design: ClassVar[bool] = False  # its sides are balanced over every item
 
     requirements: ClassVar[Requirements] = PAIRWISE
     edit_kind: ClassVar[EditKind] = "pairwise"

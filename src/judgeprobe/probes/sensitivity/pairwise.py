@@ -100,6 +100,7 @@ class PairwiseSensitivityProbe(Probe):
     confidence_level : float, default 0.95
     """
 
+    nested_design: ClassVar[bool] = False  # donors are drawn in turn over every item
     name: ClassVar[str] = "sensitivity_pairwise"
     kind: ClassVar[ProbeKind] = "directional"
     requirements: ClassVar[Requirements] = PAIRWISE

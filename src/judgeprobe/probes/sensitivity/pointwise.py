@@ -125,6 +125,7 @@ class SensitivityProbe(Probe):
         Resamples of the interval over all families (clustered by item).
     """
 
+    nested_design: ClassVar[bool] = False  # donors are drawn in turn over every item
     name: ClassVar[str] = "sensitivity"
     kind: ClassVar[ProbeKind] = "directional"
     requirements: ClassVar[Requirements] = Requirements(
