@@ -129,9 +129,10 @@ def test_the_short_markdown_card_has_a_line_per_repair_and_the_appendix_its_tabl
     assert "cost 2 inner judge calls per verdict" in line
     assert line.startswith("- swap_average (targets position): ")
     assert "Swap flip rate 1 → n/a, difference -1 [" in line and "(paired): better" in line
-    # the repaired judge ties every pair: its one gated finding cannot be assessed
+    # the repaired judge ties every pair: its flip rate cannot be assessed, and 40 pairs do not
+    # show its failed-call rate (0) below the warn line
     assert line.endswith(
-        "repaired card: n/a ([repaired card](repair-swap_average/card.md),"
+        "repaired card: INCONCLUSIVE ([repaired card](repair-swap_average/card.md),"
         " [comparison](repair-compare/compare.md))"
     )
     assert "| Finding | Slice | Before |" not in short  # the tables are in the appendix

@@ -236,9 +236,9 @@ def test_each_probe_brings_its_findings_figures_and_call_counts(example: Path) -
     # 12 base items and 12 per (mode, l); the inputs repeated 8 times that exceed the judge's
     # context window are skipped: every one of P,R*8 and P*8,R*8, and 4 of P*8,R
     # the variants and the rerun null's trial-1 requests (those of over-long inputs skipped too)
-    assert (usage["requests"], usage["calls"], usage["skipped"], usage["ok"]) == (136, 95, 41, 95)
+    assert (usage["requests"], usage["calls"], usage["skipped"], usage["ok"]) == (136, 93, 43, 93)
     assert card["usage"]["engine"]["called"] == usage["calls"]
-    assert card["usage"]["probes"]["skipped"] == 41
+    assert card["usage"]["probes"]["skipped"] == 43
 
 
 def test_probes_are_grouped_by_kind_agreement_with_humans_first(tmp_path: Path) -> None:

@@ -230,6 +230,11 @@ def test_every_probe_declares_the_names_of_the_findings_it_reports(tmp_path: Pat
         "self_preference": {"rubric": "preference", "data": "demo:pairwise"},
         "sensitivity": {},
         "sensitivity_pairwise": {"rubric": "preference", "data": "demo:pairwise"},
+        "master_key": {},
+        "forged_verdict": {},
+        "smuggling": {},
+        "master_key_pairwise": {"rubric": "preference", "data": "demo:pairwise"},
+        "forged_verdict_pairwise": {"rubric": "preference", "data": "demo:pairwise"},
     }
     assert set(probes) == set(probe_names())
     config = parse_config(

@@ -128,7 +128,7 @@ def smuggle(text: str, edit: SmuggleEdit, value: str, *, min_letters: int = 3) -
     Examples
     --------
     >>> smuggle("bad words", "insert", "\\u200b")
-    ('ba\\u200bd wo\\u200brds', 2)
+    ('b\\u200bad wo\\u200brds', 2)
     >>> smuggle("bad words", "lookalike", "homoglyph")[0] == "b\\u0430d w\\u043erds"
     True
     """
