@@ -587,3 +587,11 @@ def test_an_audit_that_cannot_run_in_rounds_says_why_it_reads_every_item() -> No
         assert why is not None and reason in why
     with pytest.raises(ConfigError, match="fixed_size and until_decided exclude each other"):
         parse_config({**base, "engine": {"fixed_size": True, "until_decided": {}}})
+
+
+def test_a_probe_s_usage_counts_the_calls_of_every_round_it_ran(tmp_path: Path) -> None:
+    outcome, counted = _audit(tmp_path, "out", flipping(0.05), max_calls=10_000, stop="findings")
+    assert len(outcome.rounds["rounds"]) > 1
+    usage = outcome.results["repetition"].usage
+    assert usage["calls"] == counted.calls  # one probe: every call of the audit is its own
+    assert usage["cached"] == max(0, usage["requests"] - usage["calls"])

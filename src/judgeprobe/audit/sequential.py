@@ -260,6 +260,7 @@ async def run_until_decided(
     outcome = Sequential({}, [], "data", options, alpha)
     previous: dict[str, Stage] = {}
     frozen: dict[str, tuple[ProbeResult, float]] = {}  # settled probes: raw result, their share
+    paid: dict[str, dict[str, int]] = {}  # each probe's calls and tokens over the rounds so far
     for index, n in enumerate(sizes, start=1):
         active = [a for a in ordered if a.name not in frozen]
         if index > 1:
@@ -282,6 +283,7 @@ async def run_until_decided(
             outcome.stopped, outcome.cut_round = "budget", index
             break
         previous.update(stages)
+        raw = {name: _with_spent(name, result, paid) for name, result in raw.items()}
         every = {**{name: result for name, (result, _) in frozen.items()}, **raw}
         shares = {**{name: share for name, (_, share) in frozen.items()}, **spent}
         order = [a.name for a in ordered]
@@ -311,6 +313,22 @@ async def run_until_decided(
         outcome.stopped = "data" if full else "max_rounds"
     outcome.calls = calls_made(engine)
     return outcome
+
+
+PAID = ("calls", "retries", "prompt_tokens", "completion_tokens")
+"""The usage counts a probe's rounds add up: what the judge was paid for it in all."""
+
+
+def _with_spent(name: str, result: ProbeResult, paid: dict[str, dict[str, int]]) -> ProbeResult:
+    """``result`` (the probe ``name`` of the audit) with its usage counting every round's calls
+    and tokens, not only this round's (``paid`` keeps the running sums): what its findings
+    cost."""
+    sums = paid.setdefault(name, dict.fromkeys(PAID, 0))
+    for key in PAID:
+        sums[key] += int(result.usage.get(key, 0))
+    usage = {**result.usage, **sums}
+    usage["cached"] = max(0, int(result.usage.get("requests", 0)) - sums["calls"])
+    return dataclasses.replace(result, usage=usage)
 
 
 def all_settled(result: ProbeResult) -> bool:
