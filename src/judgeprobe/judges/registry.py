@@ -15,6 +15,8 @@ spec                               judge
 ``recorded:dataset:NAME``          the votes of judge ``NAME`` a pairwise dataset ships
 ``pyrit:SCORER``                   a PyRIT self-ask scorer (``refusal``, ``true_false``,
                                    ``likert``) on an OpenAI-compatible endpoint
+``inspect:SCORER``                 an Inspect scorer, live: a registry name
+                                   (``model_graded_qa``) or ``FILE.py@NAME``; grader ``-J model=``
 =================================  ==========================================================
 
 Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the
@@ -102,6 +104,10 @@ def _build(spec: str, **options: Any) -> Judge:
         from judgeprobe.judges.pyrit_setup import pyrit_judge
 
         return _construct(pyrit_judge, spec, rest, **options)
+    if name == "inspect":
+        from judgeprobe.judges.inspect_setup import inspect_judge
+
+        return _construct(inspect_judge, spec, rest, **options)
     factory = _plugin(name)
     if factory is not None:
         judge = _construct(factory, spec, rest, **options)
@@ -111,7 +117,7 @@ def _build(spec: str, **options: Any) -> Judge:
     raise ConfigError(
         f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
         "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, pyrit:SCORER, "
-        "or an installed plugin"
+        "inspect:SCORER, or an installed plugin"
     )
 
 
