@@ -15,6 +15,8 @@ spec                               judge
 ``recorded:dataset:NAME``          the votes of judge ``NAME`` a pairwise dataset ships
 ``pyrit:SCORER``                   a PyRIT self-ask scorer (``refusal``, ``true_false``,
                                    ``likert``) on an OpenAI-compatible endpoint
+``pyrit:rubric``                   a PyRIT true/false scorer made from each request's rubric
+                                   (one scorer per rubric variant)
 ``inspect:SCORER``                 an Inspect scorer, live: a registry name
                                    (``model_graded_qa``) or ``FILE.py@NAME``; grader ``-J model=``
 =================================  ==========================================================
@@ -100,6 +102,10 @@ def _build(spec: str, **options: Any) -> Judge:
         if not rest:
             raise ConfigError("judge spec 'recorded:' needs the path of a verdict file")
         return _construct(RecordedJudge, spec, rest, **options)
+    if name == "pyrit" and rest.strip().lower() == "rubric":
+        from judgeprobe.judges.pyrit_rubric import pyrit_rubric_judge
+
+        return _construct(pyrit_rubric_judge, spec, **options)
     if name == "pyrit":
         from judgeprobe.judges.pyrit_setup import pyrit_judge
 

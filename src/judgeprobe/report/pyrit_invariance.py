@@ -10,7 +10,9 @@ policy-invariance probe, one line per probe:
 
 - ``policy_hash``: the base rubric's hash; ``variants`` each carry their own ``variant_hash``
   (the variant's content hash) and ``policy_hash`` (the hash of the reworded rubric), their flip
-  rate against the rerun anchor and its excess over the null (with its test and status);
+  rate against the rerun anchor and its excess over the null (with its test and status), and,
+  when the judge made one PyRIT scorer per rubric (``pyrit:rubric``), that scorer's identifier
+  hash (``pyrit_scorer_hash``, also given for the base policy);
 - ``scoring_config``: the judge's fingerprint and description (for a PyRIT scorer its class,
   PyRIT identifier hash, target and PyRIT version), and the probe's reruns, null and levels;
 - ``flagged``: every first-stage call that is not a verdict (error, unparseable, skipped, never
@@ -112,15 +114,19 @@ def _record(
     findings = list(result.get("findings") or [])
     fingerprint = str(key.get("judge") or config.get("judge_fingerprint") or "")
     variants = {v["name"]: v for v in key.get("variants") or []}
-    flagged = _flagged(store, run_id, name, variants)
+    flagged, scorers = _calls(store, run_id, name)
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "policy_hash": str(key.get("rubric", {}).get("hash", "")),
         "policy": dict(key.get("rubric") or {}),
         "probe": name,
+        "pyrit_scorer_hash": scorers.get("base"),
         "variants": [
-            _variant(row, variants.get(str(row.get("variant"))), findings, flagged)
+            {
+                **_variant(row, variants.get(str(row.get("variant"))), findings, flagged),
+                "pyrit_scorer_hash": scorers.get(str(row.get("variant"))),
+            }
             for row in tables.get("variants") or []
         ],
         "classes": [_class(row, findings) for row in tables.get("classes") or []],
@@ -228,15 +234,15 @@ def _scoring_config(
     }
 
 
-def _flagged(
-    store: RunStore, run_id: int, name: str, variants: Mapping[str, Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """Every first-stage call of the stored plan that is not an ``ok`` verdict."""
+def _calls(store: RunStore, run_id: int, name: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Every call of the stored plan that is not an ``ok`` verdict; and per wording, the PyRIT
+    scorer identity its verdicts name (a judge that makes one scorer per rubric says which)."""
     plan = store.plan(run_id, name)
     if plan is None:
-        return []
+        return [], {}
     verdicts = store.get_many([r.key for r in plan.requests.values()])
     out: list[dict[str, Any]] = []
+    scorers: dict[str, str] = {}
     for role, request in plan.requests.items():
         if role[0] == "base":
             wording, item_id, trial = "base", str(role[1]), 0
@@ -245,6 +251,8 @@ def _flagged(
         else:
             continue
         verdict = verdicts.get(request.key)
+        if verdict is not None and "pyrit_scorer_hash" in verdict.meta:
+            scorers.setdefault(wording, str(verdict.meta["pyrit_scorer_hash"]))
         if verdict is not None and verdict.status is VerdictStatus.OK:
             continue
         meta = verdict.meta if verdict is not None else {}
@@ -260,7 +268,7 @@ def _flagged(
                 "reason": meta.get("inspect_reason") or (verdict.error if verdict else None),
             }
         )
-    return out
+    return out, scorers
 
 
 def _counts(flagged: Iterable[Mapping[str, Any]]) -> dict[str, int]:
