@@ -1,7 +1,9 @@
 """One entry point for every loader: :func:`load_dataset` by short name or by path.
 
 Short names resolve against a data root (the ``root=`` option or the ``JUDGEPROBE_DATA``
-environment variable) laid out like the project's shared data folder::
+environment variable) laid out like the project's shared data folder; with neither set, the
+``pyrit:*`` names read the files the installed ``pyrit`` package ships (its
+``datasets/scorer_evals``; the card's data source names the package and its version)::
 
     pyrit:refusal                 refusal_scorer/refusal.csv + refusal_extra.csv (169 items)
     pyrit:harm, pyrit:objective   every CSV of that folder
@@ -54,6 +56,7 @@ from judgeprobe.data.pairwise_sets import (
     load_pandalm,
 )
 from judgeprobe.data.pyrit import has_pyrit_columns, load_pyrit_csv
+from judgeprobe.data.pyrit_package import from_installed, installed_sets
 from judgeprobe.data.tables import load_table
 from judgeprobe.errors import ConfigError, DataError
 
@@ -193,6 +196,8 @@ def _by_name(text: str, root: str | Path | None, options: dict[str, Any]) -> Dat
             f"unknown dataset {text!r} and no such path; short names: pyrit:<...>, "
             f"llmbar:<...>, {', '.join(sorted(_FIXED))}, mt-bench-human; or give a file path"
         )
+    if loader == "pyrit" and root is None and not os.environ.get(DATA_ENV):
+        return _pyrit_installed(rest, text, options)
     base = _root(root)
     if loader == "pyrit":
         return _pyrit(base / "pyrit_scorer_evals", rest, text, options)
@@ -312,6 +317,17 @@ def _pyrit(folder: Path, rest: str, spec: str, options: dict[str, Any]) -> Datas
         f"no PyRIT set {rest!r} under {folder}; try pyrit:refusal, pyrit:harm or "
         "pyrit:harm/violence_multi_score"
     )
+
+
+def _pyrit_installed(rest: str, spec: str, options: dict[str, Any]) -> Dataset:
+    """The PyRIT set ``rest`` from the installed ``pyrit`` package's own files."""
+    sets = installed_sets()
+    if sets is None:
+        raise DataError(
+            f"short dataset names need a data root: pass root=... or set {DATA_ENV}; "
+            "or install judgeprobe[pyrit], whose pyrit package ships the pyrit:* sets"
+        )
+    return from_installed(_pyrit(sets.folder, rest, spec, options), sets)
 
 
 def _llmbar(folder: Path, rest: str, spec: str, options: dict[str, Any]) -> Dataset:

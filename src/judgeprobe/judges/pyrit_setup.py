@@ -149,7 +149,7 @@ def pyrit_judge(
         body["max_tokens"] = max_tokens
     ensure_memory()
     key = os.environ.get(api_key_env) or None
-    target = _chat_target(endpoint, model, key, temperature, body)
+    target = chat_target(endpoint, model, key, temperature, body)
     built = _scorer(kind, target, mode=mode, question=question, scale=scale)
     return PyritScorerJudge(
         built,
@@ -174,9 +174,10 @@ def _scorer_kind(name: str) -> str:
     )
 
 
-def _chat_target(
+def chat_target(
     endpoint: str, model: str, key: str | None, temperature: float, body: Mapping[str, Any]
 ) -> PromptTarget:
+    """PyRIT's ``OpenAIChatTarget`` on ``endpoint`` serving ``model`` (memory set first)."""
     from pyrit.prompt_target import OpenAIChatTarget
 
     # A local server needs no key, but the target insists on one: any placeholder will do.

@@ -15,6 +15,10 @@ spec                               judge
 ``recorded:dataset:NAME``          the votes of judge ``NAME`` a pairwise dataset ships
 ``pyrit:SCORER``                   a PyRIT self-ask scorer (``refusal``, ``true_false``,
                                    ``likert``) on an OpenAI-compatible endpoint
+``pyrit:rubric``                   a PyRIT true/false scorer made from each request's rubric
+                                   (one scorer per rubric variant)
+``inspect:SCORER``                 an Inspect scorer, live: a registry name
+                                   (``model_graded_qa``) or ``FILE.py@NAME``; grader ``-J model=``
 =================================  ==========================================================
 
 Third-party backends register a factory under the ``judgeprobe.judges`` entry-point group; the
@@ -98,10 +102,18 @@ def _build(spec: str, **options: Any) -> Judge:
         if not rest:
             raise ConfigError("judge spec 'recorded:' needs the path of a verdict file")
         return _construct(RecordedJudge, spec, rest, **options)
+    if name == "pyrit" and rest.strip().lower() == "rubric":
+        from judgeprobe.judges.pyrit_rubric import pyrit_rubric_judge
+
+        return _construct(pyrit_rubric_judge, spec, **options)
     if name == "pyrit":
         from judgeprobe.judges.pyrit_setup import pyrit_judge
 
         return _construct(pyrit_judge, spec, rest, **options)
+    if name == "inspect":
+        from judgeprobe.judges.inspect_setup import inspect_judge
+
+        return _construct(inspect_judge, spec, rest, **options)
     factory = _plugin(name)
     if factory is not None:
         judge = _construct(factory, spec, rest, **options)
@@ -111,7 +123,7 @@ def _build(spec: str, **options: Any) -> Judge:
     raise ConfigError(
         f"unknown judge {spec!r}; use llama, llama:PATH.gguf, openai:MODEL@BASE_URL, profanity, "
         "transformers:MODEL, python:MODULE:FUNCTION, recorded:PATH, pyrit:SCORER, "
-        "or an installed plugin"
+        "inspect:SCORER, or an installed plugin"
     )
 
 

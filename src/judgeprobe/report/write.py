@@ -18,6 +18,7 @@ from judgeprobe.report.figures import write_figures
 from judgeprobe.report.html import render_html
 from judgeprobe.report.markdown import APPENDIX_FILE, render_appendix, render_markdown
 from judgeprobe.report.overview_figure import OVERVIEW_STEM, overview_bytes
+from judgeprobe.report.pyrit_invariance import write_invariance_jsonl
 from judgeprobe.report.schema import validate_card
 
 FORMATS = ("json", "md", "html")
@@ -77,7 +78,11 @@ def render_card(
     if figures.is_symlink() or (figures.exists() and not figures.is_dir()):
         raise ConfigError(f"{figures}: not a real folder (a link or a file); remove it")
     with _writing(out, store):
-        return card, _write_files(card, out, formats)
+        written = _write_files(card, out, formats)
+        jsonl = write_invariance_jsonl(store, out, run_id)  # policy invariance, PyRIT's form
+        if jsonl is not None:
+            written["pyrit-invariance"] = jsonl
+        return card, written
 
 
 def _write_files(card: dict[str, Any], out: Path, formats: Sequence[str]) -> dict[str, Path]:
