@@ -19,7 +19,7 @@ The floors, bottom up:
    text transforms.
 3. probes.
 4. orchestration: running probes (``runs``), the Judge Card (``report``), comparing runs
-   (``compare``), the audit (``audit``).
+   (``compare``), the audit (``audit``), watching an audited judge (``watch``).
 5. surface: the command line (``_cli``) and the package's face.
 
 Imports are read as written: ``import judgeprobe.a.b`` and ``from judgeprobe.a.b import c`` tie
@@ -45,7 +45,7 @@ ROOMS: dict[int, tuple[str, ...]] = {
     1: ("core", "rubrics", "data.items"),
     2: ("engine", "judges", "data", "transforms"),
     3: ("probes",),
-    4: ("runs", "report", "compare", "audit"),
+    4: ("runs", "report", "compare", "audit", "watch"),
     5: ("_cli", "__main__", ""),
 }
 """Floor -> rooms, named relative to the package (``""`` is the package ``__init__``)."""
