@@ -26,9 +26,10 @@ law of the iterated logarithm", Ann. Math. Statist. 41:1397-1409; see
 
     E_t = sum over s <= t of w_s M_st(U) [K_st / N_st > U],   w_s = 1 / (s (s + 1)),
 
-an e-detector in the sense of Shin, Ramdas and Rinaldo (2024, "E-detectors: a nonparametric
-framework for sequential change detection", New England J. Stat. Data Sci. 2:229-260): the
-evidence of a change that began at check ``s`` is not diluted by the quiet checks before it.
+an e-detector in the sense of Shin, Ramdas and Rinaldo ("E-detectors: a nonparametric
+framework for sequential change detection", arXiv:2203.03532, 2022; New England J. Stat. Data
+Sci., 2024): the evidence of a change that began at check ``s`` is not diluted by the quiet
+checks before it.
 ``log M_st`` is convex in the rate with its minimum at ``K / N``, so a term kept (its ``K / N``
 above ``U``) is at most ``M_st(p)`` for every ``p <= U``, and a term dropped is 0: ``E_t`` is
 at most a test supermartingale under the null, and by Ville's inequality it ever reaches

@@ -21,7 +21,7 @@ from judgeprobe.report.figures import PALETTE, rendered
 
 def series_svg(document: Mapping[str, Any]) -> bytes | None:
     """The figure of ``document``'s checks as SVG bytes; None before a complete check."""
-    rows = [r for r in document["checks"] if "look" in r]
+    rows = [r for r in document["checks"] if r.get("look")]
     if not rows:
         return None
     return rendered(lambda: _draw(document, rows))

@@ -106,7 +106,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         + ".",
         "",
         "![the series of checks](watch.svg)"
-        if any("look" in r for r in document["checks"])
+        if any(r.get("look") for r in document["checks"])
         else "",
         "",
         "## Checks",
@@ -182,9 +182,9 @@ def _environment() -> jinja2.Environment:
 
 
 def _sources(null: Mapping[str, Any]) -> str:
-    return ", ".join(f"{count} from the {where}" for where, count in null["sources"].items()) or (
-        "none"
-    )
+    words = {"audit": "from the audit's reruns", "check 1": "measured at check 1"}
+    found = [f"{count} {words.get(where, where)}" for where, count in null["sources"].items()]
+    return ", ".join(found) or "none"
 
 
 def _share(value: Any) -> str:

@@ -70,7 +70,9 @@ def build_watch(store: WatchStore) -> dict[str, Any]:
         changes = identity_changes(previous, row.identity) if row.identity else []
         if row.identity:
             previous = row.identity
-        rows.append({**compared, "identity_changes": changes, "identity": row.identity})
+        rows.append(
+            {**compared, "identity_changes": changes, "identity": row.identity, "look": None}
+        )
         if row.status == "complete":
             counts.append((compared["k"], compared["n"]))
     looks = (
