@@ -20,7 +20,7 @@ The floors, bottom up:
 3. probes.
 4. orchestration: running probes (``runs``), the Judge Card (``report``), comparing runs
    (``compare``), the audit (``audit``), the corrected estimate of a judge's rate
-   (``estimate``).
+   (``estimate``), watching an audited judge (``watch``).
 5. surface: the command line (``_cli``) and the package's face.
 
 Imports are read as written: ``import judgeprobe.a.b`` and ``from judgeprobe.a.b import c`` tie
@@ -46,7 +46,7 @@ ROOMS: dict[int, tuple[str, ...]] = {
     1: ("core", "rubrics", "data.items"),
     2: ("engine", "judges", "data", "transforms"),
     3: ("probes",),
-    4: ("runs", "report", "compare", "audit", "estimate"),
+    4: ("runs", "report", "compare", "audit", "estimate", "watch"),
     5: ("_cli", "__main__", ""),
 }
 """Floor -> rooms, named relative to the package (``""`` is the package ``__init__``)."""

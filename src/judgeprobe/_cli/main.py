@@ -42,6 +42,7 @@ from judgeprobe._cli.options import (
 )
 from judgeprobe._cli.repair import run_repairs
 from judgeprobe._cli.store import app as store_app
+from judgeprobe._cli.watch import watch as watch_command
 from judgeprobe._util.redaction import redact_message
 from judgeprobe._util.signals import stop_exit_code, stop_on_termination, terminated
 from judgeprobe.errors import JudgeprobeError
@@ -468,6 +469,7 @@ def _print_summary(card_doc: dict[str, Any]) -> None:
 
 app.command("compare")(compare_command)
 app.command("estimate")(estimate_command)
+app.command("watch")(watch_command)
 
 
 def main() -> None:

@@ -5,7 +5,9 @@ the next-token logprobs where they were asked for and returned (:func:`label_dis
 the text. A logprob that is no log-probability (``nan``, ``+inf``, a positive number) makes the
 answer unparseable with the reason: read as it stood it became a plausible distribution (a
 ``nan`` took the probability 1). Impossible usage figures are counted as 0 and noted
-(:func:`token_count`).
+(:func:`token_count`). The model the server names in its answer is kept in the verdict's
+``meta["served_model"]``: a provider that moves a name to another model shows it there
+(``judgeprobe watch`` reports it).
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ def completion_verdict(
         meta["finish_reason"] = str(finish)
     if dropped:  # the verdict stands; the figure could never be stored or summed
         meta["usage_dropped"] = "; ".join(dropped)
+    served = data.get("model")
+    if isinstance(served, str) and served:  # the model the server says answered (drift watch)
+        meta["served_model"] = served[:200]
     if meta != verdict.meta:
         changes["meta"] = meta
     return verdict.but(**changes)
