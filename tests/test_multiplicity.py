@@ -224,7 +224,7 @@ def _never_called(request: object) -> float:
 def test_the_card_states_the_method_and_the_family_size(tmp_path: Path) -> None:
     card = build_card(audited_store(tmp_path))
     validate_card(card)
-    assert card["card_version"] == "1.9"
+    assert card["card_version"] == "1.10"
     gated = [
         f
         for p in card["probes"]

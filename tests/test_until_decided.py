@@ -231,7 +231,7 @@ def test_a_planted_effect_fails_and_the_card_shows_the_rounds(tmp_path: Path) ->
     assert wasserstein.estimate.ci.level == pytest.approx(outcome.rounds["rounds"][-1]["level"])
     card = json.loads(outcome.card_paths["json"].read_text(encoding="utf-8"))
     validate_card(card)
-    assert card["card_version"] == "1.9"
+    assert card["card_version"] == "1.10"
     assert card["rounds"]["rounds"] == outcome.rounds["rounds"]
     # a decided fail makes the card FAIL whatever else the rounds would show: they stop there
     assert card["rounds"]["stopped"] == "verdict"

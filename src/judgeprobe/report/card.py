@@ -13,7 +13,8 @@ This module assembles the card; its parts are built elsewhere: the run's ``teste
 state (:mod:`~judgeprobe.report.tested`), one section per probe (:mod:`~judgeprobe.report.sections`)
 and its findings (:mod:`~judgeprobe.report.findings`), the usage tallies
 (:mod:`~judgeprobe.report.usage`), the repaired judges' before and after
-(:mod:`~judgeprobe.report.repair`), the summary (:mod:`~judgeprobe.report.summary`) and the gate
+(:mod:`~judgeprobe.report.repair`), the humans' rate where the data has labels
+(:mod:`~judgeprobe.report.estimate`), the summary (:mod:`~judgeprobe.report.summary`) and the gate
 (:mod:`~judgeprobe.report.gate`). Their public names stay importable from here.
 """
 
@@ -30,6 +31,7 @@ from judgeprobe._version import __version__
 from judgeprobe.engine.store import RunStore
 from judgeprobe.engine.store_meta import REPAIR
 from judgeprobe.errors import StoreError
+from judgeprobe.report.estimate import estimate_section
 from judgeprobe.report.findings import ThresholdSource, certainty_phrase, finding_sentence
 from judgeprobe.report.gate import (
     NOTHING_ASSESSED_EXIT,
@@ -187,6 +189,9 @@ def _build(store: RunStore, run_id: int | None, secrets: Iterable[str] | None) -
     repair = repair_section(meta.get(REPAIR))
     if repair is not None:
         card["repair"] = repair
+    estimate = estimate_section(probes)
+    if estimate is not None:
+        card["estimate"] = estimate
     card["tested"]["skipped_rows"] = skipped_rows(store, run_id)
     card["summary"] = build_summary(card)
     redacted: dict[str, Any] = redact(card, secrets)

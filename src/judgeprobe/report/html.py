@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from judgeprobe.report.estimate import ESTIMATE_COLUMNS, estimate_rows, estimate_sentence
 from judgeprobe.report.evidence_view import EvidenceView, evidence_view
 from judgeprobe.report.figures import FigureDataError, figure_bytes, figure_stem
 from judgeprobe.report.overview import finding_index, top_findings, verdict_sentence
@@ -114,6 +115,9 @@ def render_html(
             rounds_sentence=rounds_sentence,
             repair_columns=REPAIR_COLUMNS,
             repair_rows=repair_rows,
+            estimate_columns=ESTIMATE_COLUMNS,
+            estimate_rows=estimate_rows,
+            estimate_sentence=estimate_sentence,
         )
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from judgeprobe.report.estimate import ESTIMATE_COLUMNS, estimate_rows, estimate_sentence
 from judgeprobe.report.evidence_view import evidence_view
 from judgeprobe.report.figures import figure_stem
 from judgeprobe.report.overview import gated_findings, top_findings, verdict_sentence
@@ -115,6 +116,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         lines += [f"{' and '.join(said)}: listed in the appendix.", ""]
     if card.get("repair"):
         lines += _repair_summary(card["repair"])
+    if card.get("estimate"):
+        lines += _estimate(card["estimate"])
     lines += [
         "## More",
         "",
@@ -180,6 +183,14 @@ def _repair_summary(repair: Mapping[str, Any]) -> list[str]:
     for entry in repair["repairs"]:
         lines.append(f"- {_e(repair_line(entry), None)}{_repair_links(entry)}")
     return [*lines, ""]
+
+
+def _estimate(section: Mapping[str, Any]) -> list[str]:
+    """The short card's estimate: the judge's rate, the humans' and the corrected one."""
+    lines = ["## The rate the humans would give", "", _e(estimate_sentence(section), None), ""]
+    lines += _table(ESTIMATE_COLUMNS, estimate_rows(section))
+    lines += [f"- {_e(note, NOTE_LENGTH)}" for note in section["notes"]]
+    return [*lines, ""] if section["notes"] else lines
 
 
 def _repair_tables(repair: Mapping[str, Any], level: str) -> list[str]:

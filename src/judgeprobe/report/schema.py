@@ -14,7 +14,7 @@ from typing import Any
 
 from judgeprobe.errors import JudgeprobeError
 
-CARD_VERSION = "1.9"
+CARD_VERSION = "1.10"
 SCHEMA_FILE = "card.schema.json"
 
 

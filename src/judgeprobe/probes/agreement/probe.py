@@ -55,6 +55,7 @@ from judgeprobe.probes.agreement.findings import (
     rater_findings,
     scale_findings,
 )
+from judgeprobe.probes.agreement.rate import ESTIMATE_TABLE, rate_estimate
 from judgeprobe.probes.agreement.units import AGREEMENT_UNITS, agreement_units
 from judgeprobe.probes.base import (
     FigureSpec,
@@ -253,6 +254,11 @@ class AgreementProbe(Probe):
         else:
             notes.append("No item has a human decision: the binary metrics and baselines are n/a.")
             findings = undefined_gated("no item with a human decision") + findings
+        rate = rate_estimate(
+            design.items, mapping, rubric, verdicts, confidence_level=self.confidence_level
+        )
+        if rate is not None:
+            tables[ESTIMATE_TABLE] = rate
         evidence = disagreement_evidence(scored, base.scores, rubric, mapping, verdicts)
         findings = [
             f.with_evidence(evidence) if f.name in DISAGREEMENT_FINDINGS and not is_slice(f) else f
