@@ -34,11 +34,11 @@ from judgeprobe.estimate import (
     uniform_design,
     write_sheet,
 )
-from judgeprobe.estimate.population import QUANTITIES
 from judgeprobe.estimate.run import suggest_labels
 from judgeprobe.estimate.suggest import OVERSAMPLE, allocate
 from judgeprobe.estimate.unstable import unstable_items
 from judgeprobe.judges import CallableJudge
+from judgeprobe.probes.agreement.corrected.population import QUANTITIES
 from judgeprobe.probes.agreement.data import ScaleMap
 from judgeprobe.rubrics import builtin_rubric
 

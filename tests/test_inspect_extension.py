@@ -33,7 +33,7 @@ from inspect_ai.util import registry_create, registry_info
 
 from judgeprobe.errors import ConfigError
 
-MODULE = "judgeprobe.judges.inspect_extension"
+MODULE = "judgeprobe.runs.inspect_extension"
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 REFUSAL_JUDGE = textwrap.dedent(

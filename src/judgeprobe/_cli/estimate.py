@@ -18,8 +18,9 @@ out = Console()
 
 
 QuantityChoice = Literal["rate", "mean", "win_rate"]
-"""What ``--quantity`` takes: :data:`judgeprobe.estimate.population.QUANTITIES` (written out, so
-that the command line starts without loading the estimate; a test checks that they agree)."""
+"""What ``--quantity`` takes:
+:data:`judgeprobe.probes.agreement.corrected.population.QUANTITIES` (written out, so that the
+command line starts without loading the estimate; a test checks that they agree)."""
 
 
 def estimate(

@@ -9,12 +9,16 @@ labelling sheet and read it back. See ``docs/estimate.md``.
 
 from __future__ import annotations
 
-from judgeprobe.estimate.design import LabelDesign, uniform_design
-from judgeprobe.estimate.estimates import JudgeEstimates, LabelsNeeded, estimate_population
-from judgeprobe.estimate.population import Population, build_population
 from judgeprobe.estimate.run import estimate, judge_population
 from judgeprobe.estimate.sheet import LabelSheet, SheetRow, read_labels, write_sheet
 from judgeprobe.estimate.suggest import Suggestion, suggest
+from judgeprobe.probes.agreement.corrected.design import LabelDesign, uniform_design
+from judgeprobe.probes.agreement.corrected.estimates import (
+    JudgeEstimates,
+    LabelsNeeded,
+    estimate_population,
+)
+from judgeprobe.probes.agreement.corrected.population import Population, build_population
 
 __all__ = [
     "JudgeEstimates",

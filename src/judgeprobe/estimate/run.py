@@ -2,10 +2,11 @@
 
 The judge scores every item through the engine (cached in a run store, as ``judgeprobe score``
 does, and sharing its store by default, so a scored dataset costs no call), its verdicts and the
-human labels become a :class:`~judgeprobe.estimate.population.Population`, the labels used are
-drawn by a :class:`~judgeprobe.estimate.design.LabelDesign`, and
-:func:`~judgeprobe.estimate.estimates.estimate_population` gives the naive, labels-only and
-corrected estimates.
+human labels become a
+:class:`~judgeprobe.probes.agreement.corrected.population.Population`, the labels used are
+drawn by a :class:`~judgeprobe.probes.agreement.corrected.design.LabelDesign`, and
+:func:`~judgeprobe.probes.agreement.corrected.estimates.estimate_population` gives the naive,
+labels-only and corrected estimates.
 
 Examples
 --------
@@ -30,14 +31,14 @@ from judgeprobe.data import Dataset, load_dataset
 from judgeprobe.data.items import Item, PointwiseItem
 from judgeprobe.engine import Engine, EngineConfig, RunStore, run_blocking
 from judgeprobe.errors import ConfigError
-from judgeprobe.estimate.design import LabelDesign, parse_budget, uniform_design
-from judgeprobe.estimate.estimates import JudgeEstimates, estimate_population
-from judgeprobe.estimate.population import Population, Quantity, build_population
 from judgeprobe.estimate.sheet import read_labels, write_sheet
 from judgeprobe.estimate.suggest import Suggestion, suggest
 from judgeprobe.estimate.unstable import unstable_items
 from judgeprobe.judges.recorded import RecordedJudge
 from judgeprobe.judges.registry import build_judge
+from judgeprobe.probes.agreement.corrected.design import LabelDesign, parse_budget, uniform_design
+from judgeprobe.probes.agreement.corrected.estimates import JudgeEstimates, estimate_population
+from judgeprobe.probes.agreement.corrected.population import Population, Quantity, build_population
 from judgeprobe.probes.agreement.data import ScaleMap, scale_map
 from judgeprobe.rubrics import Rubric, get_rubric
 from judgeprobe.runs.scoring import score_items

@@ -25,8 +25,8 @@ from typing import Any
 from judgeprobe._util.csv_cells import ESCAPED_COLUMN, escape_record, unescape_record
 from judgeprobe.data._records import is_missing, read_table
 from judgeprobe.errors import DataError
-from judgeprobe.estimate.design import UNIFORM, LabelDesign
-from judgeprobe.estimate.population import Population
+from judgeprobe.probes.agreement.corrected.design import UNIFORM, LabelDesign
+from judgeprobe.probes.agreement.corrected.population import Population
 
 LABEL_COLUMN = "label"
 ID_COLUMNS = ("id", "item_id")

@@ -24,9 +24,9 @@ import numpy as np
 from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import Item, PairwiseItem
 from judgeprobe.errors import ConfigError
-from judgeprobe.estimate.design import LabelDesign
-from judgeprobe.estimate.population import Population
 from judgeprobe.estimate.sheet import SheetRow
+from judgeprobe.probes.agreement.corrected.design import LabelDesign
+from judgeprobe.probes.agreement.corrected.population import Population
 
 OVERSAMPLE = 2.0
 """How many times more often an unstable or unsure item is labelled than a decided one."""

@@ -3,8 +3,8 @@
 The agreement probe judged every labelled item, so it holds what ``judgeprobe estimate``
 needs: the judge's verdict and the human labels of each item. :func:`rate_estimate` gives the
 rate of the rubric's positive class three ways over those items (the judge alone, the labels
-alone and the two together, :func:`~judgeprobe.estimate.estimates.estimate_population`), every
-label used; the audit stores it as the probe's ``estimate`` table and the card shows it as its
+alone and the two together,
+:func:`~judgeprobe.probes.agreement.corrected.estimates.estimate_population`), every label used; the audit stores it as the probe's ``estimate`` table and the card shows it as its
 ``estimate`` section. The human labels are read through the probe's own scale mapping.
 """
 
@@ -40,9 +40,9 @@ def rate_estimate(
     an ok verdict.
     """
     # imported here: the estimate package reads the agreement probe's data helpers
-    from judgeprobe.estimate.design import uniform_design
-    from judgeprobe.estimate.estimates import estimate_population
-    from judgeprobe.estimate.population import build_population
+    from judgeprobe.probes.agreement.corrected.design import uniform_design
+    from judgeprobe.probes.agreement.corrected.estimates import estimate_population
+    from judgeprobe.probes.agreement.corrected.population import build_population
 
     if rubric.decision is None or rubric.kind == "pairwise":
         return None

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from judgeprobe.errors import DataError
-from judgeprobe.estimate.design import LabelDesign
-from judgeprobe.estimate.population import Population
+from judgeprobe.probes.agreement.corrected.design import LabelDesign
+from judgeprobe.probes.agreement.corrected.population import Population
 from judgeprobe.stats import Estimate, mean, proportion
 from judgeprobe.stats.stratified_difference import difference_mean, labels_for_half_width
 
