@@ -4,7 +4,8 @@ The agreement probe judged every labelled item, so it holds what ``judgeprobe es
 needs: the judge's verdict and the human labels of each item. :func:`rate_estimate` gives the
 rate of the rubric's positive class three ways over those items (the judge alone, the labels
 alone and the two together,
-:func:`~judgeprobe.probes.agreement.corrected.estimates.estimate_population`), every label used; the audit stores it as the probe's ``estimate`` table and the card shows it as its
+:func:`~judgeprobe.probes.agreement.corrected.estimates.estimate_population`), every label
+used; the audit stores it as the probe's ``estimate`` table and the card shows it as its
 ``estimate`` section. The human labels are read through the probe's own scale mapping.
 """
 
