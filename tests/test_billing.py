@@ -402,3 +402,22 @@ def test_an_audit_through_the_batch_api_is_billed_at_its_price_factor(tmp_path: 
         judge=_judge(),
     )
     assert batch.total.cost == pytest.approx(plain.total.cost * 0.5)
+
+
+def test_a_money_budget_stops_the_audit_before_it_costs_more(tmp_path: Path) -> None:
+    """``--budget`` at the config's prices: a token budget at the dearer price, so the tokens
+    spent never cost more than it; without a price table it is refused."""
+    config = _config(
+        tmp_path, REPETITION, pricing=PRICING, engine={"max_cost": 0.01, "fixed_size": True}
+    )
+    assert config.engine_config(progress=False).budget.max_tokens == 1250  # 0.01 USD at 8 / M
+    outcome = run_audit(config, judge=_judge(), progress=False, write_card=False)
+    assert not outcome.complete and "token budget of 1250" in str(outcome.reason)
+    full = plan_audit(_config(tmp_path / "full", REPETITION, pricing=PRICING), judge=_judge())
+    assert 0 < outcome.engine_totals["called"] < full.total.calls
+    with pytest.raises(ConfigError, match=r"max_cost \(--budget\) is a budget in money"):
+        _config(tmp_path, REPETITION, engine={"max_cost": 0.01})
+    result = CliRunner().invoke(
+        app, ["audit", str(_config_file(tmp_path)), "--budget", "0.01", "--bill"]
+    )
+    assert isinstance(result.exception, ConfigError)  # no price table in that config

@@ -105,6 +105,14 @@ def audit(
     max_tokens: Annotated[
         int | None, typer.Option(help="Spend at most this many tokens (>= 1; resume later).")
     ] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            help="Spend at most this much money, at the config's 'pricing' (tokens at the dearer "
+            "of its input and output prices; resume later).",
+        ),
+    ] = None,
     fail_on: Annotated[FailOn | None, typer.Option(help=FAIL_ON_HELP)] = None,
     executor: Annotated[
         Executor | None,
@@ -176,6 +184,7 @@ def audit(
         engine={
             "max_calls": max_calls,
             "max_tokens": max_tokens,
+            "max_cost": budget,
             "executor": executor,
             "fixed_size": True if until_decided is False else None,
         },

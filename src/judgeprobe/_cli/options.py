@@ -55,6 +55,7 @@ _ENGINE_OPTIONS = {
     "max_tokens": "--max-tokens",
     "executor": "--executor",
     "fixed_size": "--fixed-size",
+    "max_cost": "--budget",
 }
 """The engine keys the command line sets, and the option that sets each."""
 

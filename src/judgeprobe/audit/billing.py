@@ -188,7 +188,7 @@ def plan_audit(
         first = _first_stages(judge, selected, config.seed)
         figures = _figures(first, store, set(), tokens, judge.capabilities.context_window)
         piloted = frozenset(figures["keys"] - figures["known"])
-        engine = Engine(judge, store, config.engine.engine_config(progress=progress))
+        engine = Engine(judge, store, config.engine_config(progress=progress))
         run_blocking(engine.run(first, description="pilot: the first stages"))
         bill = _bill(config, judge, store, selected, tokens, piloted)
         latency = mean_latency(store, judge.fingerprint)

@@ -7,6 +7,7 @@ to the working directory.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -48,6 +49,9 @@ class EngineOptions(BaseModel):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     max_calls: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """A budget in money, in the config's ``pricing`` currency (``--budget``): the engine stops
+    before the tokens it has spent would cost more (see :meth:`AuditConfig.engine_config`)."""
     executor: str = "local"
     """Who answers the missing requests: ``local``, ``openai-batch`` or ``ray`` (see
     :mod:`judgeprobe.engine.executors`), with ``executor_options`` as its options."""
@@ -167,6 +171,40 @@ class AuditConfig(BaseModel):
     def source(self) -> str:
         """Where the config came from (its file), for error messages."""
         return self._source
+
+    @model_validator(mode="after")
+    def _priced_budget(self) -> AuditConfig:
+        if self.engine.max_cost is not None and self.pricing is None:
+            raise ValueError(
+                "engine.max_cost (--budget) is a budget in money: add 'pricing: "
+                "{input_per_mtok: ..., output_per_mtok: ...}' to price the tokens"
+            )
+        return self
+
+    def engine_config(self, *, progress: bool | None) -> EngineConfig:
+        """The engine's configuration, its budget with ``engine.max_cost`` as tokens.
+
+        A money budget becomes a token budget at the dearer of the input and output prices (the
+        engine counts prompt and completion tokens together, and a cached prefix's discount is
+        not counted on): the audit never spends more than ``max_cost``, and may stop a little
+        short of it.
+
+        >>> config = AuditConfig.model_validate({"engine": {"max_cost": 2.0},
+        ...     "pricing": {"input_per_mtok": 0.5, "output_per_mtok": 2.0}})
+        >>> config.engine_config(progress=False).budget.max_tokens
+        1000000
+        """
+        engine = self.engine.engine_config(progress=progress)
+        cost, pricing = self.engine.max_cost, self.pricing
+        if cost is None or pricing is None:
+            return engine
+        dearest = max(pricing.input_per_mtok, pricing.output_per_mtok)
+        if dearest <= 0:
+            return engine  # nothing costs anything: the money budget binds nothing
+        tokens = max(1, int(cost * 1e6 / dearest))
+        held = engine.budget.max_tokens
+        budget = Budget(engine.budget.max_calls, tokens if held is None else min(held, tokens))
+        return dataclasses.replace(engine, budget=budget)
 
     @field_validator("probes", mode="before")
     @classmethod

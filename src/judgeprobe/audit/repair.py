@@ -112,7 +112,7 @@ def run_repair_audit(
             "questions (the other order, each part, other wordings), which recorded verdicts "
             "cannot answer; repair a live judge"
         )
-    shared = BudgetMeter(config.engine.engine_config(progress=progress).budget)
+    shared = BudgetMeter(config.engine_config(progress=progress).budget)
     metered = MeteredJudge(inner, shared)
     wrapped = {name: build_repair(name, metered, options) for name, options in chosen.items()}
     out = Path(config.out)

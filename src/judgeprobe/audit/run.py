@@ -163,7 +163,7 @@ async def _run_probes(
 ) -> AuditOutcome:
     """Run every probe into a new run of ``store``; an interrupted run is recorded as such."""
     executor = build_executor(config.engine.executor, judge, config.engine.executor_options)
-    engine_config = config.engine.engine_config(progress=progress)
+    engine_config = config.engine_config(progress=progress)
     engine = Engine(judge, store, engine_config, executor=executor, meter=meter)
     run_id = store.start_run(redact(record))
     store.put_skipped_rows(run_id, _skipped_rows(inputs))
