@@ -164,9 +164,9 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
         first = rounds.start_items
         notes.append(
             f"in rounds: the audit starts on {first} items and stops once its verdict is decided; "
-            f"the figures above are its bound, every item audited (a round re-draws the "
-            f"concatenations of the multi-stage probes, so the last rounds may add a little to "
-            f"it); bill --limit {first} for the first round's cost"
+            f"the figures above are its bound, every item audited (the probes that draw over "
+            f"every item, such as the concatenations, are judged on all of them in the first "
+            f"round; the rest pay per item as the rounds grow)"
         )
     if bill.pricing is None:
         notes.append("cost: add 'pricing: {input_per_mtok: ..., output_per_mtok: ...}' to price it")
