@@ -56,11 +56,12 @@ def test_the_refusal_set_joins_the_package_s_two_refusal_files(
     not (data_root() / "pyrit_scorer_evals").is_dir(), reason="no shared data folder"
 )
 def test_a_data_root_still_wins_over_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = data_root()  # read before the variable that may name it is removed
     _without_root(monkeypatch)
-    from_root = load_dataset("pyrit:harm/hate_speech", root=data_root())
-    assert from_root.source == str(data_root() / "pyrit_scorer_evals/harm/hate_speech.csv")
+    from_root = load_dataset("pyrit:harm/hate_speech", root=root)
+    assert from_root.source == str(root / "pyrit_scorer_evals/harm/hate_speech.csv")
     assert "pyrit_version" not in from_root.metadata
-    monkeypatch.setenv(DATA_ENV, str(data_root()))
+    monkeypatch.setenv(DATA_ENV, str(root))
     assert load_dataset("pyrit:harm/hate_speech").source == from_root.source
 
 
