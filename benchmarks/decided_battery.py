@@ -48,29 +48,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bill_battery import BATTERY, CONCATENATION, PYRIT_CALLS  # noqa: E402
+
 from fake_server import FakeServer, serve_in_thread  # noqa: E402
 from judgeprobe.audit.billing import plan_audit  # noqa: E402
 from judgeprobe.audit.config import parse_config  # noqa: E402
 from judgeprobe.audit.run import run_audit  # noqa: E402
 from judgeprobe.data import load_dataset  # noqa: E402
 
-BATTERY = (
-    "repetition",
-    "cluster",
-    "permutation",
-    "bypass",
-    "agreement",
-    "policy_invariance",
-    "verbosity",
-    "injection",
-    "authority",
-    "bandwagon",
-    "distraction",
-)
-CONCATENATION = ("repetition", "cluster", "permutation", "bypass")
 EFFECT = 0.15
 """1.5 times the fail line (0.10) of the concatenation probes' flip rates."""
-PYRIT_CALLS = 507
 
 
 def _uniform(*parts: object) -> float:
