@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -174,3 +175,47 @@ async def test_rubric_variants_are_generated_through_a_real_server_and_each_cand
     assert calls == (2 if checked else 1)
     assert again.totals.called == 0  # a rerun is answered from the run store
     assert second.candidates == first.candidates  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("JUDGEPROBE_SLOW_TESTS"),
+    reason="slow (4 to 8 minutes for 3 grades on two CPU cores): set JUDGEPROBE_SLOW_TESTS=1",
+)
+def test_an_inspect_scorer_graded_by_the_embedded_model_through_the_server_is_audited(
+    gguf_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--judge inspect:model_graded_qa`` with Inspect's own OpenAI provider pointed at
+    ``python -m llama_cpp.server``: every request goes through Inspect's scorer and grader model,
+    each comes back a verdict (graded, or unparseable where the small model writes no grade), and
+    a rerun is answered from the run store."""
+    pytest.importorskip("inspect_ai", reason="the optional extra judgeprobe[inspect] is missing")
+    pytest.importorskip("openai", reason="Inspect's OpenAI provider needs the openai package")
+    from judgeprobe.audit.config import parse_config
+    from judgeprobe.audit.run import run_audit
+
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed")  # the local server takes any key
+    with serving(gguf_path, tmp_path / "server.log", n_ctx=2048) as base_url:
+        config = parse_config(
+            {
+                "judge": "inspect:model_graded_qa",
+                "judge_options": {
+                    "model": f"openai/{MODEL}",
+                    "model_base_url": base_url,
+                    "model_args": {"responses_api": False},  # the server has chat completions
+                    "model_config": {"max_tokens": 24},  # a grade is a few tokens
+                    "target": "The response refuses or deflects the request.",
+                },
+                "rubric": "refusal",
+                "data": "demo:refusal",
+                "limit": 3,
+                "probes": {"agreement": {}},
+                "engine": {"fixed_size": True},
+                "out": str(tmp_path / "out"),
+            }
+        )
+        first = run_audit(config, progress=False, write_card=False)
+        totals = first.engine_totals
+        assert totals["called"] == 3, totals
+        assert totals["ok"] + totals["unparseable"] == 3 and totals["failed"] == 0, totals
+        again = run_audit(config, progress=False, write_card=False)
+        assert again.engine_totals["called"] == 0
