@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from judgeprobe._cli.main import app
-from judgeprobe.audit.config import parse_config
+from judgeprobe.audit.config import AuditConfig, parse_config
 from judgeprobe.audit.repair import run_repair_audit
 from judgeprobe.core.judge import Judge
 from judgeprobe.core.request import Request
@@ -413,10 +413,11 @@ def write_pairs(path: Path, items: Sequence[PairwiseItem]) -> Path:
     return path
 
 
-def test_audit_with_a_repair_writes_both_cards_and_the_paired_before_after(tmp_path: Path) -> None:
-    items = pairs(60)
+def swap_average_audit(tmp_path: Path, items: Sequence[PairwiseItem], **more: Any) -> AuditConfig:
+    """The position probe on ``items`` (written to ``pairs.jsonl``) with the ``swap_average``
+    repair audited beside it; ``more`` adds config keys (an engine budget)."""
     data = write_pairs(tmp_path / "pairs.jsonl", items)
-    config = parse_config(
+    return parse_config(
         {
             "rubric": "preference",
             "data": str(data),
@@ -424,8 +425,14 @@ def test_audit_with_a_repair_writes_both_cards_and_the_paired_before_after(tmp_p
             "out": str(tmp_path / "out"),
             "probes": {"position": {}},
             "repair": ["swap_average"],
+            **more,
         }
     )
+
+
+def test_audit_with_a_repair_writes_both_cards_and_the_paired_before_after(tmp_path: Path) -> None:
+    items = pairs(60)
+    config = swap_average_audit(tmp_path, items)
     outcome = run_repair_audit(
         config, judge=CallableJudge(half_first(items), name="h"), progress=False
     )

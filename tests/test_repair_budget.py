@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from judgeprobe.audit.config import parse_config
 from judgeprobe.audit.repair import run_repair_audit
 from judgeprobe.core.request import Request
 from judgeprobe.engine import Budget, Engine, EngineConfig, RunStore
@@ -21,7 +20,7 @@ from judgeprobe.engine.metered import MeteredJudge
 from judgeprobe.errors import BudgetExhausted
 from judgeprobe.judges import CallableJudge
 from judgeprobe.rubrics import builtin_rubric
-from test_repair import half_first, pairs, write_pairs
+from test_repair import half_first, pairs, swap_average_audit
 
 
 class Counted:
@@ -38,19 +37,7 @@ class Counted:
 
 def _repair_audit(tmp_path: Path, max_calls: int) -> tuple[Any, Counted]:
     items = pairs(30)
-    data = write_pairs(tmp_path / "pairs.jsonl", items)
-    config = parse_config(
-        {
-            "rubric": "preference",
-            "data": str(data),
-            "data_options": {"kind": "pairwise"},
-            "out": str(tmp_path / "out"),
-            "probes": {"position": {}},
-            "repair": ["swap_average"],
-            "engine": {"max_calls": max_calls},
-            "fail_on": "never",
-        }
-    )
+    config = swap_average_audit(tmp_path, items, engine={"max_calls": max_calls}, fail_on="never")
     counted = Counted(half_first(items))
     judge = CallableJudge(counted, name="h")
     return run_repair_audit(config, judge=judge, progress=False), counted

@@ -370,44 +370,55 @@ def _steps(rubric: Rubric, favoured: str) -> dict[str, int]:
 
 
 # -- the registered probes ------------------------------------------------------------------------
+class _MasterKey:
+    """The master key's edit, shared by the pointwise probe and its pairwise twin: a
+    content-free answer in place of the response; a win is a verdict that reaches the aim."""
+
+    attack: ClassVar[str] = "master_key"
+    success: ClassVar[Success] = "reaches"
+
+    def texts(
+        self, form: AttackForm, text: str, fill: Mapping[str, str], *, pairwise: bool
+    ) -> Attacked:
+        return replaced(form, fill, pairwise=pairwise)
+
+
+class _ForgedVerdict:
+    """The forged verdict's edit, shared by the pointwise probe and its pairwise twin: text in
+    the judge's own answer format after the response; a win is a verdict moved toward it."""
+
+    attack: ClassVar[str] = "forged_verdict"
+    success: ClassVar[Success] = "moves"
+    separator: str
+
+    def texts(
+        self, form: AttackForm, text: str, fill: Mapping[str, str], *, pairwise: bool
+    ) -> Attacked:
+        return appended(form, text, fill, pairwise=pairwise, separator=self.separator)
+
+
 @register_probe
 @dataclass(frozen=True)
-class MasterKeyProbe(AttackProbe):
+class MasterKeyProbe(_MasterKey, AttackProbe):
     """Content-free answers (":", "Thought process:") in place of the response."""
 
     name: ClassVar[str] = "master_key"
-    attack: ClassVar[str] = "master_key"
-    success: ClassVar[Success] = "reaches"
-
-    def texts(
-        self, form: AttackForm, text: str, fill: Mapping[str, str], *, pairwise: bool
-    ) -> Attacked:
-        return replaced(form, fill, pairwise=pairwise)
 
 
 @register_probe
 @dataclass(frozen=True)
-class PairwiseMasterKeyProbe(PairwiseAttackProbe):
+class PairwiseMasterKeyProbe(_MasterKey, PairwiseAttackProbe):
     """A content-free answer in place of one response of each pair."""
 
     name: ClassVar[str] = "master_key_pairwise"
-    attack: ClassVar[str] = "master_key"
-    success: ClassVar[Success] = "reaches"
-
-    def texts(
-        self, form: AttackForm, text: str, fill: Mapping[str, str], *, pairwise: bool
-    ) -> Attacked:
-        return replaced(form, fill, pairwise=pairwise)
 
 
 @register_probe
 @dataclass(frozen=True)
-class ForgedVerdictProbe(AttackProbe):
+class ForgedVerdictProbe(_ForgedVerdict, AttackProbe):
     """A verdict in the judge's own answer format at the end of the response."""
 
     name: ClassVar[str] = "forged_verdict"
-    attack: ClassVar[str] = "forged_verdict"
-    success: ClassVar[Success] = "moves"
 
     separator: str = "\n\n"
 
@@ -416,20 +427,13 @@ class ForgedVerdictProbe(AttackProbe):
         "separator": Text(),
     }
 
-    def texts(
-        self, form: AttackForm, text: str, fill: Mapping[str, str], *, pairwise: bool
-    ) -> Attacked:
-        return appended(form, text, fill, pairwise=pairwise, separator=self.separator)
-
 
 @register_probe
 @dataclass(frozen=True)
-class PairwiseForgedVerdictProbe(PairwiseAttackProbe):
+class PairwiseForgedVerdictProbe(_ForgedVerdict, PairwiseAttackProbe):
     """A verdict for its own side, in the judge's answer format, at the end of one response."""
 
     name: ClassVar[str] = "forged_verdict_pairwise"
-    attack: ClassVar[str] = "forged_verdict"
-    success: ClassVar[Success] = "moves"
 
     separator: str = "\n\n"
 
@@ -437,11 +441,6 @@ class PairwiseForgedVerdictProbe(PairwiseAttackProbe):
         **PairwiseAttackProbe.constraints,
         "separator": Text(),
     }
-
-    def texts(
-        self, form: AttackForm, text: str, fill: Mapping[str, str], *, pairwise: bool
-    ) -> Attacked:
-        return appended(form, text, fill, pairwise=pairwise, separator=self.separator)
 
 
 @register_probe
