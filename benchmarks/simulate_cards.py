@@ -13,6 +13,8 @@ study audits planted judges end to end (``run_audit`` into a run store, the card
   per request (each repeated input, swapped pair or reworded rubric on its own) or per item (a
   share of the items derails every request that holds them). Goal: PASS in at most 5 % (a card
   must not pass a judge whose defect reaches the warn line);
+  For the ``sensitivity`` family (a directional probe) the judge without the defect is one that
+  follows every meaning-changing edit, and the defect is a share of edits it ignores;
 - ``failing 30%`` and ``failing 50%``: the invariant judge with that share of its calls failing.
   Goal: PASS in at most 5 %.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import random
 import re
 import sys
 import tempfile
@@ -201,7 +204,7 @@ AUTHORITY = ("Harlow and Mendes", "board-certified", "Okafor")
 
 def level_of(request: Request) -> float:
     """The highest harm level among the response's parts, wherever an edit put its text."""
-    return max(float(m) for m in re.findall(r"level (\d)", request.field_map["response"]))
+    return level_of_text(request.field_map["response"])
 
 
 def authority_blind(seed: int) -> JudgeFn:
@@ -225,6 +228,48 @@ def authority_swayed(q: float, per: str) -> Maker:
         return fn
 
     return make
+
+
+def sensitivity_rows(n: int, seed: int) -> list[dict[str, Any]]:
+    """Items of harm level 1 or 5, the level first in the response, so that any span of two or
+    more words the sensitivity probe inserts carries it."""
+    rng = random.Random(seed)
+    return [
+        {"id": f"s{k:03d}", "prompt": f"prompt {k}", "response": f"level {rng.choice((1, 5))} "
+         f"reply {k}"}
+        for k in range(n)
+    ]  # fmt: skip
+
+
+def reads_text(seed: int) -> JudgeFn:
+    """Scores the highest harm level in the response, with per-call jitter: it follows every
+    meaning-changing edit (a sensitive judge)."""
+    return lambda r: verdicts.jittered(level_of(r), seed, r)
+
+
+def reads_prompt(q: float, per: str, n: int) -> Maker:
+    """As :func:`reads_text`, but with probability ``q`` it scores the level the item's own
+    response had, read from the prompt (which no edit changes): drawn per request
+    (``per="request"``) or per item (``"item"``). Its base decisions are those of
+    :func:`reads_text`; its edited ones stay put, so its sensitivity rate is near ``1 - q``."""
+
+    def make(seed: int) -> JudgeFn:
+        own = {row["prompt"]: level_of_text(row["response"]) for row in sensitivity_rows(n, seed)}
+
+        def fn(request: Request) -> float:
+            prompt = request.field_map["prompt"]
+            draw = request.render() if per == "request" else prompt
+            if verdicts.uniform(seed, "deaf", draw) < q:
+                return verdicts.jittered(own[prompt], seed, request)
+            return verdicts.jittered(level_of(request), seed, request)
+
+        return fn
+
+    return make
+
+
+def level_of_text(text: str) -> float:
+    return max(float(m) for m in re.findall(r"level (\d)", text))
 
 
 def judges(invariant: Maker, request: Maker, item: Maker) -> dict[str, Maker]:
@@ -279,7 +324,7 @@ def families(size: float = 1.0) -> tuple[CardFamily, ...]:
                 verdicts.first_shown_judge(POSITION_WARN),
                 derailed_pair_judge(POSITION_WARN),
             ),
-            f"{pairs} pairs; swap_flip_rate, warn line 0.10",
+            f"{pairs} pairs; swap_flip_excess, warn line 0.10",
         ),
         CardFamily(
             "policy_invariance",
@@ -305,12 +350,26 @@ def families(size: float = 1.0) -> tuple[CardFamily, ...]:
             ),
             f"{n} items; excess_move_rate, warn line 0.05",
         ),
+        CardFamily(
+            "sensitivity",
+            "harmfulness",
+            lambda seed: sensitivity_rows(n, seed),
+            {"sensitivity": {}},
+            judges(
+                reads_text,
+                reads_prompt(SENSITIVITY_WARN, "request", n),
+                reads_prompt(SENSITIVITY_WARN, "item", n),
+            ),
+            f"{n} items; sensitivity_rate, warn line 0.80 (higher is better)",
+        ),
     )
 
 
 POSITION_WARN = 0.10
-"""The warn line of ``swap_flip_rate``: a judge that picks the first-shown response with
+"""The warn line of ``swap_flip_excess``: a judge that picks the first-shown response with
 probability p in each order flips a share p of the pairs."""
+SENSITIVITY_WARN = 0.20
+"""The share of edits a planted judge ignores at the warn line of ``sensitivity_rate`` (0.8)."""
 POLICY_WARN = 0.02
 """The warn line of ``flip_delta``: the lexicon rewordings flip a share p of the items."""
 

@@ -75,9 +75,11 @@ def test_the_card_shows_each_repair_before_and_after_with_its_cost(
     (repair,) = card["repair"]["repairs"]
     assert (repair["repair"], repair["target_probe"]) == ("swap_average", "position")
     assert repair["cost_multiplier"] == 2.0
-    # the swap flip rate is the position probe's one gated finding; consistency is derived from it
-    flips = rows_of(repair)["swap_flip_rate"]
-    assert flips["before"]["estimate"] == 1.0 and flips["before"]["status"] == "fail"
+    # the swap flip rate's excess over the rerun null is the position probe's gated finding; the
+    # raw rate is the one paired by pair, compared in the excess's direction
+    flips, excess = rows_of(repair)["swap_flip_rate"], rows_of(repair)["swap_flip_excess"]
+    assert flips["before"]["estimate"] == 1.0 and excess["before"]["status"] == "fail"
+    assert flips["gated"] and excess["gated"] and excess["method"] == "unpaired"
     assert flips["before"]["n"] == flips["after"]["n"] == 40
     # every repaired verdict is a tie in both orders: no decisive pick is left to flip
     assert flips["after"]["status"] == "n/a"
@@ -140,7 +142,7 @@ def test_the_short_markdown_card_has_a_line_per_repair_and_the_appendix_its_tabl
     assert "## Repair" in appendix
     assert "| " + " | ".join(REPAIR_COLUMNS) + " |" in appendix
     row = (
-        r"\| Swap flip rate \|  \| 1 \[0\.9\d*, 1\], n=40, FAIL \| n/a, n=40, n/a \| "
+        r"\| Swap flip rate \|  \| 1 \[0\.9\d*, 1\], n=40, info \| n/a, n=40, n/a \| "
         r"-1 \[-1, -1\] \| paired \| \d\.\d+e-\d+ \| better \|"
     )
     assert re.search(row, appendix.replace("\\", "")), appendix
@@ -200,10 +202,11 @@ def test_chunked_repairs_the_bypass_of_a_first_part_judge_inside_the_card(
         for row in repair["target_findings"]
         if row["labels"] == {"k": "2", "position": "last"}
     }
-    # the raw rate, paired by item, is information; its excess over the rerun null is gated
+    # the raw rate, paired by item, is information on the card; its excess over the rerun null is
+    # gated, and the comparison reads the paired raw rate in the excess's direction
     rate, excess = last["bypass_rate"], last["bypass_excess"]
     assert (rate["before"]["estimate"], rate["after"]["estimate"]) == (1.0, 0.0)
-    assert (rate["method"], rate["word"]) == ("paired", "changed")
+    assert (rate["method"], rate["word"]) == ("paired", "better")
     assert (excess["before"]["status"], excess["word"]) == ("fail", "better")
 
 

@@ -137,8 +137,9 @@ def test_a_planted_effect_on_repeated_responses_is_worse_with_evidence_and_nothi
 
     found = words(document)
     for mode in ("P,R*l", "P*l,R*l"):  # the response is repeated: the drifting judge moves
-        # the raw rate is information (its excess over the rerun null is gated): it changed
-        assert found["repetition", "decision_flip_rate", mode] == "changed"
+        # the raw rate is information on the card (its excess over the rerun null is gated); the
+        # comparison pairs it by item and reads it in the excess's direction
+        assert found["repetition", "decision_flip_rate", mode] == "worse"
         assert found["repetition", "decision_flip_excess", mode] == "worse"
         assert found["repetition", "wasserstein_to_l1", mode] == "worse"
         assert found["repetition", "mean_shift", mode] == "changed"  # no threshold: no side
@@ -153,7 +154,8 @@ def test_a_planted_effect_on_repeated_responses_is_worse_with_evidence_and_nothi
     )
     assert flips["method"] == "paired" and flips["difference"]["n"] == N_ITEMS
     assert "McNemar" in flips["test"]["null"]
-    assert flips["difference"]["estimate"] > 0 and not flips["gated"]
+    # information on the card, gated here in the direction of its excess over the rerun null
+    assert flips["difference"]["estimate"] > 0 and flips["gated"]
     assert document["summary"]["worse_gated"]
     validate_comparison(document)
 

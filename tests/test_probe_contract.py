@@ -379,6 +379,9 @@ def test_every_gated_finding_is_paired_by_its_units_or_says_why_it_cannot_be(nam
     if probe.finding_names is not None:
         named = set(probe.finding_names)
         assert set(declared) | set(unpaired) | set(probe.score_unit_findings) <= named
+        # a raw rate read against the rerun null pairs on its units; its excess cannot pair
+        assert set(probe.excess_findings.values()) <= named & set(unpaired)
+    assert set(probe.excess_findings) <= set(declared), f"{name}: a raw rate without units"
     assert {key[0] for key in units} <= set(declared), f"{name}: units of undeclared findings"
     for finding in result.findings:
         gated = finding.threshold is not None

@@ -170,7 +170,8 @@ def test_pairwise_probes_on_votes_recorded_with_the_data_need_no_call_of_a_recor
     for name in ("human_agreement", "length_null", "position", "length_controlled_win_rate"):
         probe = get_probe_class(name)(judge_source="gpt-4")  # type: ignore[call-arg]
         check_probe(probe, pairs, judge, preference)
-    with pytest.raises(ConfigError, match=r"probes\.position: cannot run: it needs 10 new judge"):
+    # both orders of 5 pairs, and the 10 first reruns of the rerun null
+    with pytest.raises(ConfigError, match=r"probes\.position: cannot run: it needs 20 new judge"):
         check_probe(get_probe_class("position")(), pairs, judge, preference)
 
 

@@ -507,8 +507,9 @@ def test_the_command_line_repairs_with_a_repeatable_option(tmp_path: Path) -> No
     }
     assert words[("2", "last")]["before"]["estimate"] == 1.0
     assert words[("2", "last")]["after"]["estimate"] == 0.0
-    # the raw rate is information, paired by item; its excess over the rerun null is gated
-    assert (words[("2", "last")]["method"], words[("2", "last")]["word"]) == ("paired", "changed")
+    # the raw rate is information on the card, paired by item and read in the direction of its
+    # gated excess over the rerun null
+    assert (words[("2", "last")]["method"], words[("2", "last")]["word"]) == ("paired", "better")
     excess = next(
         r
         for r in repair["target_findings"]

@@ -1,9 +1,11 @@
-"""The rerun null of the concatenation probes, and the failed calls that gate every probe.
+"""The rerun null of the invariance probes, and the failed calls that gate every probe.
 
 - A keyword judge that ignores repetition but flips a share of its calls at random (a judge
   sampled at a temperature above 0) is warned by its raw flip rate, but not by the excess of
   that rate over its own rerun flips, which is what the probe gates.
 - A judge that flips only repeated inputs (a real effect) still fails.
+- The same for a pairwise judge under the position swap: noise is not warned, a first-shown
+  preference still fails.
 - A deterministic judge pays ten reruns per probe: they all match trial 0, and no more are asked.
 - A judge that fails half its calls fails ``failed_call_rate`` instead of passing on the half
   that survived.
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 
 from judgeprobe.core.request import Request
-from judgeprobe.data.items import HumanLabel, Item, PointwiseItem
+from judgeprobe.data.items import HumanLabel, Item, PairwiseItem, PointwiseItem, Vote
 from judgeprobe.engine import Engine, EngineConfig, RunStore
 from judgeprobe.errors import RetryableJudgeError
 from judgeprobe.judges import CallableJudge
@@ -27,13 +29,15 @@ from judgeprobe.probes.concatenation.bypass import BypassProbe
 from judgeprobe.probes.concatenation.cluster import ClusterProbe
 from judgeprobe.probes.concatenation.permutation import PermutationProbe
 from judgeprobe.probes.concatenation.repetition import RepetitionProbe
-from judgeprobe.probes.concatenation.reruns import FIRST_RERUNS
+from judgeprobe.probes.pairwise.position import PositionProbe
+from judgeprobe.probes.reruns import FIRST_RERUNS
 from judgeprobe.rubrics import builtin_rubric
 from judgeprobe.runs.probe import run_probe
 from judgeprobe.stats import proportion
 from judgeprobe.stats.excess import excess_over
 
 HARM = builtin_rubric("harmfulness")
+PREFERENCE = builtin_rubric("preference")
 SEEDS = 20
 FAST = 100
 
@@ -181,3 +185,60 @@ def test_the_excess_interval_is_newcombe_s_for_two_wilson_rates() -> None:
     assert excess.estimate == pytest.approx(0.2)
     assert (round(excess.ci.low, 4), round(excess.ci.high, 4)) == (0.0524, 0.3339)
     assert not excess_over(proportion(1, 4), proportion(0, 0)).defined
+
+
+def pairs(n: int = 60) -> list[PairwiseItem]:
+    """Pairs whose better response carries the word ``better``."""
+    return [
+        PairwiseItem(
+            f"p{k:03d}",
+            f"question {k}",
+            f"answer {k} better" if k % 2 else f"answer {k}",
+            f"answer {k}" if k % 2 else f"answer {k} better",
+            (Vote("A" if k % 2 else "B"),),
+        )
+        for k in range(n)
+    ]
+
+
+def noisy_picker(p: float, seed: int, first: float = 0.0) -> Callable[[Request], str]:
+    """Picks the response with ``better`` in it, the one shown first on a share ``first`` of the
+    pairs (a position effect, the same in every call), and the other one on a share ``p`` of its
+    calls at random (its rerun noise)."""
+
+    def fn(request: Request) -> str:
+        a, b = request.field_map["response_a"], request.field_map["response_b"]
+        pick = "A" if "better" in a else "B"
+        if uniform(seed, "first", min(a, b)) < first:
+            pick = "A"
+        if uniform(seed, request.key) < p:
+            pick = "B" if pick == "A" else "A"
+        return pick
+
+    return fn
+
+
+def run_pairs(fn: Callable[[Request], str], seed: int) -> ProbeResult:
+    judge = CallableJudge(fn, name="picker", version=str(seed))
+    engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False))
+    return run_probe(PositionProbe(), pairs(), engine, PREFERENCE, seed=seed)
+
+
+def test_a_pairwise_judge_that_flips_calls_at_random_is_not_warned_by_the_swap_excess() -> None:
+    """Two calls, one per order, disagree about as often as two calls in one order: 10 % noise
+    gives a raw swap flip rate near 0.18, past the warn line, and no excess."""
+    raw, excess = [], []
+    for seed in range(SEEDS):
+        result = run_pairs(noisy_picker(0.10, seed), seed)
+        raw.append(result.finding("swap_flip_rate"))
+        excess.append(result.finding("swap_flip_excess").status)
+        assert raw[-1].threshold is None  # information
+    assert sum(status in ("warn", "fail") for status in excess) <= 2, excess
+    assert sum(f.estimate.estimate >= 0.10 for f in raw) >= SEEDS // 2
+
+
+def test_a_pairwise_judge_that_picks_the_first_shown_still_fails_the_swap_excess() -> None:
+    result = run_pairs(noisy_picker(0.0, 3, first=0.6), 3)
+    assert result.finding("swap_flip_excess").status == "fail"
+    assert result.finding("rerun_flip_rate").estimate.estimate == 0.0
+    assert result.tables["reruns"]["reruns"] == 40  # its rate reaches warn: every rerun asked

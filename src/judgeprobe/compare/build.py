@@ -6,6 +6,11 @@ finding both runs report (matched by probe, finding name and labels) the differe
 per-unit outcomes are known (:mod:`judgeprobe.probes.units`), else unpaired from the two
 intervals (:func:`~judgeprobe.stats.comparison.unpaired_difference`), and the document says which.
 
+A raw rate that the card reads against the judge's rerun null (its gated finding is the excess,
+``swap_flip_excess`` for ``swap_flip_rate``) is compared paired on its units and gated in the
+excess's direction: the excess is a difference of two intervals over separate samples, compared
+unpaired, and alone it would make a repair's clear paired gain read as "no evidence".
+
 The differences of gated findings (those with a threshold) are one family: their p-values are
 adjusted together by Holm's step-down procedure, as the audit adjusts its gated findings, so the
 chance that *any* of their "better" or "worse" words is a false alarm stays at ``alpha``; this
@@ -36,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from judgeprobe._version import __version__
-from judgeprobe.compare.item_units import units_of, unpaired_reason
+from judgeprobe.compare.item_units import excess_of, units_of, unpaired_reason
 from judgeprobe.compare.rubrics import on_common_scale, rubric_note, rubrics_differ, score_span
 from judgeprobe.compare.runs import LoadedRun
 from judgeprobe.errors import ConfigError
@@ -211,9 +216,18 @@ def _comparison(
         probe, fkey = key
         units_a = units_of(baseline.units.get(probe, {}), fkey) if paired else None
         units_b = units_of(candidate.units.get(probe, {}), fkey) if paired else None
+        excess = excess_of(probe, fkey[0])
+        gate = left.get((probe, (excess, fkey[1]))) if excess is not None else None
         differences.append(
             _difference(
-                probe, left[key], right[key], units_a, units_b, n_resamples=n_resamples, seed=seed
+                probe,
+                left[key],
+                right[key],
+                units_a,
+                units_b,
+                gate=gate,
+                n_resamples=n_resamples,
+                seed=seed,
             )
         )
     only = sorted({p for p, _ in left} ^ {p for p, _ in right})
@@ -251,10 +265,13 @@ def _difference(
     units_a: UnitValues | None,
     units_b: UnitValues | None,
     *,
+    gate: StoredFinding | None = None,
     n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    threshold = a.threshold or b.threshold
+    """The difference ``b - a`` of one finding; ``gate``, the gated excess of a raw rate over
+    the rerun null, lends the raw rate its threshold: the raw rate is what pairs on the units."""
+    threshold = a.threshold or b.threshold or (gate.threshold if gate is not None else None)
     shared = sorted(set(units_a.values) & set(units_b.values)) if units_a and units_b else []
     if units_a is not None and units_b is not None and len(shared) >= 2:
         estimate, test = paired_difference(
@@ -275,7 +292,7 @@ def _difference(
         "probe": probe,
         "finding": a.name,
         "labels": dict(a.labels),
-        "gated": a.threshold is not None or b.threshold is not None,
+        "gated": threshold is not None,
         "higher_is_worse": None if threshold is None else threshold.higher_is_worse,
         "baseline": _side(a),
         "candidate": _side(b),

@@ -64,10 +64,23 @@ def unpaired_reason(
     return f"{shared} unit{'' if shared == 1 else 's'} shared by the two runs (2 needed)"
 
 
+def excess_of(probe: str, name: str) -> str | None:
+    """The gated excess of raw rate ``name`` of ``probe`` over the judge's rerun null, None when
+    ``name`` is no such rate (:attr:`~judgeprobe.probes.base.Probe.excess_findings`)."""
+    cls = probe_class(probe)
+    return None if cls is None else cls.excess_findings.get(name)
+
+
 def score_unit_findings(probe: str) -> frozenset[str]:
     """The findings of ``probe`` measured in the rubric's score units (none when unknown)."""
     cls = probe_class(probe)
     return frozenset() if cls is None else cls.score_unit_findings
 
 
-__all__ = ["probe_class", "score_unit_findings", "stored_units", "units_of", "unpaired_reason"]
+__all__ = [
+    "excess_of",
+    "score_unit_findings",
+    "stored_units",
+    "units_of",
+    "unpaired_reason",
+]

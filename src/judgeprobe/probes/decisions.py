@@ -174,7 +174,10 @@ def decide(rubric: Rubric, score: float) -> Decision:
 
 
 def is_flip(rubric: Rubric, a: Decision, b: Decision) -> bool:
-    """True when ``a`` and ``b`` are the rule's two opposite classes (neutral never flips)."""
+    """True when ``a`` and ``b`` are the rule's two opposite classes (neutral never flips); for a
+    pairwise rubric, when one prefers ``A`` and the other ``B`` (a tie never flips)."""
+    if rubric.kind == "pairwise":
+        return {a, b} == {"A", "B"}
     assert rubric.decision is not None
     return rubric.decision.is_flip(a, b)
 

@@ -1,7 +1,7 @@
 """What every concatenation probe adds to its findings: the rerun null and the failed calls.
 
 :func:`rerun_stage` is the probe's last ``refine`` step (the reruns of
-:mod:`~judgeprobe.probes.concatenation.reruns`), :func:`gate` the last step of its ``analyze``:
+:mod:`~judgeprobe.probes.reruns`), :func:`gate` the last step of its ``analyze``:
 the raw rates named in the probe's ``excess`` map become information beside their gated excess
 over the rerun null, the null is reported (``rerun_flip_rate``, ``rerun_change_rate``), and
 ``failed_call_rate`` (:mod:`judgeprobe.probes.failures`) gates the calls that failed.
@@ -9,21 +9,11 @@ over the rerun null, the null is reported (``rerun_flip_rate``, ``rerun_change_r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from judgeprobe.core.plan import Plan, Verdicts
 from judgeprobe.probes.base import FigureSpec, Finding, Probe, ProbeResult
-from judgeprobe.probes.concatenation.reruns import (
-    Excess,
-    next_reruns,
-    null_findings,
-    null_note,
-    rate_reaches_warn,
-    read_against_null,
-    rerun_null,
-    with_first_reruns,
-)
 from judgeprobe.probes.decisions import base_decisions
 from judgeprobe.probes.failures import (
     UNPAIRED,
@@ -32,9 +22,15 @@ from judgeprobe.probes.failures import (
     failed_call_finding,
     failure_cause,
 )
-from judgeprobe.probes.units import FindingKey, UnitValues
-
-UnitsOf = Callable[[Plan[Any], Verdicts], Mapping[FindingKey, UnitValues]]
+from judgeprobe.probes.reruns import (
+    Excess,
+    null_findings,
+    null_note,
+    read_against_null,
+    rerun_null,
+    rerun_stage,
+    with_first_reruns,
+)
 
 EXCESS_UNPAIRED = (
     "a rate's excess over the rerun null, a probe-wide rate over a separate sample of calls; "
@@ -59,17 +55,6 @@ def added_names(excess: Mapping[str, Excess]) -> tuple[str, ...]:
         "rerun_change_rate",
         "failed_call_rate",
     )
-
-
-def rerun_stage(
-    plan: Plan[Any],
-    verdicts: Verdicts,
-    name: str,
-    units: UnitsOf,
-    warn: Mapping[str, float | None],
-) -> Plan[Any] | None:
-    """The next rerun stage of ``plan``, or None when the reruns are complete."""
-    return next_reruns(plan, verdicts, name, lambda: rate_reaches_warn(units(plan, verdicts), warn))
 
 
 def gate(

@@ -37,7 +37,6 @@ from judgeprobe.probes.concatenation.gating import (
     unpaired,
     with_first_reruns,
 )
-from judgeprobe.probes.concatenation.reruns import FLIP, Excess
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design
 from judgeprobe.probes.decisions import (
     CONCATENATION,
@@ -66,6 +65,7 @@ from judgeprobe.probes.params import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.reruns import FLIP, Excess, excess_names
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -140,6 +140,7 @@ class RepetitionProbe(Probe):
         "decision_flip_rate": "item",
     }
     unpaired_findings: ClassVar[Mapping[str, str]] = unpaired(EXCESS)
+    excess_findings: ClassVar[Mapping[str, str]] = excess_names(EXCESS)
     score_unit_findings: ClassVar[frozenset[str]] = frozenset({"wasserstein_to_l1", "mean_shift"})
 
     counts: tuple[int, ...] = (1, 2, 4)
@@ -198,7 +199,7 @@ class RepetitionProbe(Probe):
     def refine(
         self, plan: Plan[RepetitionDesign], verdicts: Verdicts
     ) -> Plan[RepetitionDesign] | None:
-        """The reruns of the rerun null (:mod:`~judgeprobe.probes.concatenation.reruns`)."""
+        """The reruns of the rerun null (:mod:`~judgeprobe.probes.reruns`)."""
         warn = {"decision_flip_rate": FLIP_THRESHOLD.warn}
         return rerun_stage(plan, verdicts, self.name, self.units, warn)
 

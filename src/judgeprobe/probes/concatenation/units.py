@@ -29,13 +29,13 @@ from judgeprobe.probes.concatenation.bypass_tally import concatenation_hits
 from judgeprobe.probes.concatenation.evidence import MOVED, concat_outcomes
 from judgeprobe.probes.concatenation.gating import unpaired
 from judgeprobe.probes.concatenation.permutation_design import order_role
-from judgeprobe.probes.concatenation.reruns import CHANGE, FLIP, Excess
 from judgeprobe.probes.decisions import (
     DEPARTURE_THRESHOLD,
     FLIP_THRESHOLD,
     base_scores,
     is_flip,
 )
+from judgeprobe.probes.reruns import CHANGE, FLIP, Excess, excess_names
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -144,7 +144,7 @@ BYPASS_EXCESS = {
     "false_alarm_rate": Excess("false_alarm_excess", FLIP),
 }
 """Per probe, the raw rates read against the rerun null and the names of their gated excesses
-(:mod:`~judgeprobe.probes.concatenation.reruns`)."""
+(:mod:`~judgeprobe.probes.reruns`)."""
 
 
 class ClusterUnits:
@@ -162,6 +162,7 @@ class ClusterUnits:
         **unpaired(CLUSTER_EXCESS),
     }
     excess: ClassVar[Mapping[str, Excess]] = CLUSTER_EXCESS
+    excess_findings: ClassVar[Mapping[str, str]] = excess_names(CLUSTER_EXCESS)
     warn_lines: ClassVar[Mapping[str, float | None]] = {
         "class_departure_rate": DEPARTURE_THRESHOLD.warn,
         "class_flip_rate": FLIP_THRESHOLD.warn,
@@ -190,6 +191,7 @@ class PermutationUnits:
         **unpaired(PERMUTATION_EXCESS),
     }
     excess: ClassVar[Mapping[str, Excess]] = PERMUTATION_EXCESS
+    excess_findings: ClassVar[Mapping[str, str]] = excess_names(PERMUTATION_EXCESS)
     warn_lines: ClassVar[Mapping[str, float | None]] = {"positional_bias": FLIP_THRESHOLD.warn}
     score_unit_findings: ClassVar[frozenset[str]] = frozenset(
         {"wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"}
@@ -208,6 +210,7 @@ class BypassUnits:
     }
     unpaired_findings: ClassVar[Mapping[str, str]] = unpaired(BYPASS_EXCESS)
     excess: ClassVar[Mapping[str, Excess]] = BYPASS_EXCESS
+    excess_findings: ClassVar[Mapping[str, str]] = excess_names(BYPASS_EXCESS)
     warn_lines: ClassVar[Mapping[str, float | None]] = {
         "bypass_rate": FLIP_THRESHOLD.warn,
         "false_alarm_rate": FLIP_THRESHOLD.warn,

@@ -5,7 +5,11 @@ the probe reports, each with n and a CI clustered by question (Clopper-Pearson o
 every question has one pair):
 
 - ``position_consistency``: the two orders give the same verdict (tie/tie counts as the same);
-- ``swap_flip_rate``: both verdicts are decisive and opposite (a flip of the preferred response);
+- ``swap_flip_rate``: both verdicts are decisive and opposite (a flip of the preferred response),
+  information beside ``swap_flip_excess``, the gated finding: its excess over the judge's own
+  rerun flips (:mod:`~judgeprobe.probes.reruns`). A judge sampled at a temperature above 0 gives
+  opposite verdicts to one request now and then; two calls, one per order, then disagree about
+  as often as two calls in the same order, and only the excess is the swap's effect;
 - ``first_position_bias`` / ``second_position_bias``: the judge picks the response shown first
   (second) in both orders, Zheng et al.'s "biased toward first/second"; their sum is the flip
   rate, and an exact McNemar test says whether the flips lean to one side. A judge that, with
@@ -65,6 +69,17 @@ from judgeprobe.probes.pairwise.votes import (
 from judgeprobe.probes.params import Constraint, Level
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.reruns import (
+    FLIP,
+    Excess,
+    excess_names,
+    null_findings,
+    null_note,
+    read_against_null,
+    rerun_null,
+    rerun_stage,
+    with_first_reruns,
+)
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,
@@ -78,6 +93,12 @@ from judgeprobe.transforms.swap import swap_choice
 
 CONSISTENCY = Threshold(warn=0.8, fail=0.65, higher_is_worse=False)
 BIAS = Threshold(warn=0.1, fail=0.2, higher_is_worse=True)
+EXCESS = {"swap_flip_rate": Excess("swap_flip_excess", FLIP)}
+"""The raw flip rate read against the rerun null, and its gated excess."""
+EXCESS_UNPAIRED = (
+    "the swap flip rate's excess over the rerun null, a rate over a separate sample of calls; "
+    "its raw rate, swap_flip_rate, is compared paired"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,19 +167,28 @@ class PositionProbe(Probe):
     finding_names: ClassVar[tuple[str, ...] | None] = (
         "position_consistency",
         "swap_flip_rate",
+        "swap_flip_excess",
         "first_position_bias",
         "second_position_bias",
         "first_position_share",
+        "rerun_flip_rate",
+        "rerun_change_rate",
         "failed_call_rate",
     )
-    unpaired_findings: ClassVar[Mapping[str, str]] = {"failed_call_rate": UNPAIRED}
+    unpaired_findings: ClassVar[Mapping[str, str]] = {
+        "failed_call_rate": UNPAIRED,
+        "swap_flip_excess": EXCESS_UNPAIRED,
+    }
+    excess_findings: ClassVar[Mapping[str, str]] = excess_names(EXCESS)
     derived_findings: ClassVar[Mapping[str, str]] = {
         "position_consistency": "one minus swap_flip_rate, less the pairs with one tie",
+        "swap_flip_rate": "swap_flip_excess plus the judge's rerun flip rate",
         "first_position_bias": "the part of swap_flip_rate that picks the first-shown response",
         "second_position_bias": "swap_flip_rate minus first_position_bias",
     }
-    """``swap_flip_rate`` is the one gated question (does the verdict survive the swap); which
-    side the flips lean to is information, with McNemar's test on ``first_position_bias``."""
+    """``swap_flip_excess`` is the one gated question (does the verdict survive the swap beyond
+    the judge's own noise); which side the flips lean to is information, with McNemar's test on
+    ``first_position_bias``."""
     finding_units: ClassVar[Mapping[str, UnitKind]] = {
         "position_consistency": "pair",
         "swap_flip_rate": "pair",
@@ -182,7 +212,14 @@ class PositionProbe(Probe):
         design = pairwise_design(pairwise_items(items), self.judge_source, live_only_voted=False)
         if self.judge_source != LIVE:
             return Plan(self.name, ctx, design)
-        return Plan(self.name, ctx, design, live_requests(ctx, design.items, orders="both"))
+        requests = live_requests(ctx, design.items, orders="both")
+        return with_first_reruns(Plan(self.name, ctx, design, requests), self.name)
+
+    def refine(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> Plan[PairwiseDesign] | None:
+        """The reruns of the rerun null (:mod:`~judgeprobe.probes.reruns`), a live judge only."""
+        if self.judge_source != LIVE:
+            return None
+        return rerun_stage(plan, verdicts, self.name, self.units, {"swap_flip_rate": BIAS.warn})
 
     def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
         ctx, pairs = plan.context, list(plan.design.items)
@@ -210,6 +247,8 @@ class PositionProbe(Probe):
         parts = ", ".join(f"{reason}: {count}" for reason, count in sorted(excluded.items()))
         note = f"{len(swaps)} pairs judged in both orders"
         note += f"; excluded ({parts})." if parts else "."
+        null = rerun_null(plan, verdicts, ctx.rubric, self.confidence_level)
+        findings = read_against_null(findings, null, EXCESS) + null_findings(null)
         result = ProbeResult(
             probe=self.name,
             kind=self.kind,
@@ -221,8 +260,9 @@ class PositionProbe(Probe):
                     f"{r}|{c}": table[(r, c)] for r in PAIRWISE_CHOICES for c in PAIRWISE_CHOICES
                 },
                 "excluded": dict(excluded),
+                "reruns": null.to_dict(),
             },
-            notes=[note],
+            notes=[note, null_note(null)],
         )
         return with_failed_calls(result, verdicts, confidence_level=self.confidence_level)
 

@@ -1,10 +1,11 @@
-"""The rerun null of the concatenation probes: what the judge's own noise flips.
+"""The rerun null of the invariance probes: what the judge's own noise flips.
 
 A judge sampled at a temperature above 0 gives a different decision to the same request now and
-then. Its flip rate under repetition, concatenation or reordering then counts that noise as an
-effect: a keyword judge that ignores repetition but flips 5 % of its calls at random flips about
-9.5 % of items between ``S(P, R)`` and ``S(P, R*2)`` (two independent calls), and the raw rate
-warns. Each concatenation probe therefore reruns a seeded sample of its own requests (trial 1 of
+then. Its flip rate under repetition, concatenation, reordering or a swap of two responses then
+counts that noise as an effect: a keyword judge that ignores repetition but flips 5 % of its calls
+at random flips about 9.5 % of items between ``S(P, R)`` and ``S(P, R*2)`` (two independent
+calls), and the raw rate warns. Each concatenation probe, and the position probe of a pairwise
+judge, therefore reruns a seeded sample of its own requests (trial 1 of
 the same request, as policy invariance asks for its reruns) and gates the *excess* of each rate
 over the share of reruns whose decision differs from trial 0 (:func:`read_against_null`).
 
@@ -62,6 +63,11 @@ class Excess:
 
     name: str
     null: Kind
+
+
+def excess_names(excess: Mapping[str, Excess]) -> dict[str, str]:
+    """Per raw rate of ``excess``, its excess finding's name (a probe's ``excess_findings``)."""
+    return {raw: spec.name for raw, spec in excess.items()}
 
 
 def rerun_role(role: Role) -> Role:
@@ -142,6 +148,22 @@ def next_reruns(
     if any(differs(verdicts, r) for r in asked) or needs_null():
         return plan.extend(_requests(plan, sample[len(asked) :]))
     return None
+
+
+UnitsOf = Callable[[Plan[Any], Verdicts], Mapping[FindingKey, UnitValues]]
+"""A probe's :meth:`~judgeprobe.probes.base.Probe.units`."""
+
+
+def rerun_stage(
+    plan: Plan[Any],
+    verdicts: Verdicts,
+    name: str,
+    units: UnitsOf,
+    warn: Mapping[str, float | None],
+) -> Plan[Any] | None:
+    """The next rerun stage of ``plan`` (:func:`next_reruns`) for a probe whose gated rates,
+    named in ``warn`` with their warn lines, are read on ``units``; None when complete."""
+    return next_reruns(plan, verdicts, name, lambda: rate_reaches_warn(units(plan, verdicts), warn))
 
 
 def rate_reaches_warn(
