@@ -11,7 +11,9 @@ item). Run from the repository root, with the data root set::
     JUDGEPROBE_DATA=../shared/data PYTHONPATH=src .venv/bin/python benchmarks/bill_battery.py
 
 Goals (issue "evidence counted in items"): at most 1/5 of the paper design's calls and 1/10 of
-its prompt tokens, and at most 6,360 calls and 6.3 M prompt tokens in expectation.
+its prompt tokens, and at most 6,360 calls and 6.3 M prompt tokens in expectation. The default
+audit runs in rounds: its expectation (the audit in rounds of a sound stand-in judge,
+:mod:`judgeprobe.audit.expected`) is printed beside the fixed-size bound.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ PYRIT_CALLS = 507
 """PyRIT's scorer evaluation of the 169 refusal items: three scoring calls per item."""
 
 
-def bill(design: str, data: str, judge: str) -> Bill:
+def bill(design: str, data: str, judge: str, *, rounds: bool = False) -> Bill:
     probes: dict[str, Any] = {
         name: ({"design": design} if name in CONCATENATION else {}) for name in BATTERY
     }
@@ -58,7 +60,7 @@ def bill(design: str, data: str, judge: str) -> Bill:
         },
         source="bench",
     )
-    return plan_audit(config, progress=False)
+    return plan_audit(config, progress=False, rounds=rounds)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -67,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--judge", default="openai:judge-model@http://127.0.0.1:9/v1")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    sized, paper = bill("sized", args.data, args.judge), bill("paper", args.data, args.judge)
+    sized = bill("sized", args.data, args.judge, rounds=True)
+    paper = bill("paper", args.data, args.judge)
     rows = ["| probe | paper calls | sized calls | paper prompt tokens | sized prompt tokens |"]
     rows.append("| --- | ---: | ---: | ---: | ---: |")
     for p, s in zip(paper.rows, sized.rows, strict=True):
@@ -97,6 +100,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{name}: {cached:,} prompt tokens ({cached / max(1, total.prompt_tokens):.1%}) "
             f"served by a prompt cache; cost {total.cost:.2f} USD at {PRICING} "
             f"(cached tokens at the cached price), {batch:.2f} USD through the Batch API"
+        )
+    expected = sized.rounds
+    if expected is not None:
+        print(
+            f"in rounds (the default audit), expected: {expected.calls:,} calls (goal <= 6,360), "
+            f"{expected.prompt_tokens / 1e6:.2f} M prompt tokens (goal <= 6.3 M), cost "
+            f"{expected.cost:.2f} USD; {sized.rounds_note}; ratios to the paper design: calls "
+            f"{expected.calls / t_p.calls:.3f}, prompt tokens "
+            f"{expected.prompt_tokens / t_p.prompt_tokens:.3f}"
         )
     print(f"billed in {time.perf_counter() - start:.0f} s, no judge call made")
 

@@ -60,11 +60,21 @@ def bill(
             "(the audit reuses it), so that their later stages are billed exactly.",
         ),
     ] = False,
+    fixed_size: Annotated[
+        bool,
+        typer.Option(
+            "--fixed-size",
+            help="Bill the audit with every item at once (audit --fixed-size) only, without "
+            "the expectation of the audit in rounds.",
+        ),
+    ] = False,
 ) -> None:
     """The bill of an audit, without a judge call: its requests, tokens, cost and time, per probe.
 
     Takes the audit's config and overrides; the audit then makes the calls it bills. With
     --pilot the first stages are judged first (their cost is printed), and the rest is exact.
+    An audit in rounds (the default) is billed twice: its bound, every item audited, and its
+    expectation, the audit in rounds of a sound stand-in judge that makes no call.
     """
     config = build_config(
         config_path,
@@ -77,6 +87,7 @@ def bill(
         out=out_dir,
         limit=limit,
         seed=seed,
+        engine={"fixed_size": True} if fixed_size else None,
     )
     print_bill(config, as_json=as_json, pilot=pilot)
 
@@ -87,7 +98,7 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
     from judgeprobe.audit.billing import plan_audit
 
     with resumable(Path(config.out) / "run.sqlite"):
-        bill = plan_audit(config, pilot=pilot, progress=False if as_json else None)
+        bill = plan_audit(config, pilot=pilot, progress=False if as_json else None, rounds=True)
     if as_json:
         out.print_json(json.dumps(bill.to_dict()))
         return
@@ -100,10 +111,13 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
         "completion tokens (exp.)", f"cost {currency}".strip(), "time",
     ):  # fmt: skip
         table.add_column(column, justify="left" if column == "probe" else "right")
-    for row in (*bill.rows, bill.total):
+    rows = (*bill.rows, bill.total, *([bill.rounds] if bill.rounds is not None else []))
+    for row in rows:
         calls = f"{row.calls} (bound {row.bound_calls})" if row.bound else str(row.calls)
         prompt = f"{row.prompt_tokens} (bound {row.bound_prompt_tokens})" if row.bound else ""
         name = f"[bold]{row.probe}[/]" if row is bill.total else escape(row.probe)
+        if row is bill.rounds:
+            name = "[bold]expected in rounds[/]"
         table.add_row(
             name,
             str(row.requests),
@@ -159,15 +173,16 @@ def print_bill(config: Any, *, as_json: bool = False, pilot: bool = False) -> No
         notes.append(
             f"cost: through the Batch API, at {bill.pricing.batch_price_factor:g} of the prices"
         )
-    rounds = config.engine.until_decided
-    if rounds is not None:
-        first = rounds.start_items
+    if bill.rounds is not None:
         notes.append(
-            f"in rounds: the audit starts on {first} items and stops once its verdict is decided; "
-            f"the figures above are its bound, every item audited (the probes that draw over "
-            f"every item, such as the concatenations, are judged on all of them in the first "
-            f"round; the rest pay per item as the rounds grow)"
+            f"expected in rounds: {bill.rounds_note}. The audit runs in rounds and stops once "
+            "its verdict is decided; this is the audit in rounds of a stand-in judge that makes "
+            "no call and has none of the defects the probes look for (its decision follows the "
+            "items a request holds): what a judge that passes costs. A judge with a decided "
+            "defect stops sooner; the total above, every item audited, is the bound"
         )
+    elif bill.rounds_note:
+        notes.append(bill.rounds_note)
     if bill.pricing is None:
         notes.append("cost: add 'pricing: {input_per_mtok: ..., output_per_mtok: ...}' to price it")
     for note in notes:

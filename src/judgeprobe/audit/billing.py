@@ -31,15 +31,29 @@ the audit as a whole); :attr:`Bill.pilot` says how many were made already.
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from judgeprobe._util.hashing import content_hash
+from judgeprobe.audit.call_costs import (
+    Tokens,
+    cached_tokens,
+    cost_of,
+    mean_latency,
+    seconds_for,
+    time_note,
+)
 from judgeprobe.audit.config import AuditConfig
-from judgeprobe.audit.run import _dataset, _select_probe, _Selected, with_default_probes
+from judgeprobe.audit.expected import expect_rounds
+from judgeprobe.audit.run import (
+    _dataset,
+    _select_probe,
+    _Selected,
+    sampled_by_default,
+    with_default_probes,
+)
 from judgeprobe.core.judge import Judge
 from judgeprobe.core.plan import Plan
 from judgeprobe.core.pricing import Pricing
@@ -56,8 +70,6 @@ from judgeprobe.rubrics import Rubric
 from judgeprobe.runs.probe import check_probe, probe_context
 from judgeprobe.runs.stages import drive, stage_flow, unanswered
 
-CHARS_PER_TOKEN = 4
-"""The estimate of a prompt's tokens where the judge has no tokenizer (as the engine's budget)."""
 SPREAD_DRAWS = 8
 """Stand-in draws a later stage is planned on to bill its expectation."""
 _AVERAGED = (
@@ -117,6 +129,11 @@ class Bill:
     pilot: BillRow | None = None
     """What the pilot judged before the bill was drawn up (``pilot=True``), else None: those
     calls are made and stored, and the audit does not repeat them."""
+    rounds: BillRow | None = None
+    """The expectation of the audit in rounds (:mod:`judgeprobe.audit.expected`): what a sound
+    judge's audit asks before its verdict is decided; the rows above are then its bound. None
+    when the audit runs at a fixed size (``rounds_note`` says why)."""
+    rounds_note: str = ""
 
     @property
     def cost(self) -> float | None:
@@ -137,6 +154,8 @@ class Bill:
             "mean_latency_s": self.mean_latency_s,
             "time": self.time_note,
             "pilot": None if self.pilot is None else self.pilot.to_dict(),
+            "rounds": None if self.rounds is None else self.rounds.to_dict(),
+            "rounds_note": self.rounds_note,
         }
 
 
@@ -146,6 +165,7 @@ def plan_audit(
     judge: Judge | None = None,
     pilot: bool = False,
     progress: bool | None = None,
+    rounds: bool = False,
 ) -> Bill:
     """The bill of ``config``'s audit, planned without a judge call (``pilot``: see below).
 
@@ -156,13 +176,17 @@ def plan_audit(
     the only calls it makes, shown on a progress bar unless ``progress`` is False. The pilot
     holds the run store's lock as an audit does: next to a running audit (or pilot) on the same
     ``out`` it is refused with a :class:`~judgeprobe.errors.StoreError` naming the holder.
+
+    ``rounds`` adds the expectation of the audit in rounds, as ``judgeprobe audit`` runs it by
+    default (:func:`~judgeprobe.audit.run.sampled_by_default`): the audit of a sound stand-in
+    that makes no call (:mod:`judgeprobe.audit.expected`); the fixed-size rows are its bound.
     """
     if not config.probes:
         config = with_default_probes(config, judge)  # the probes the audit would run
     if judge is None:
         built = build_judge(config.judge, **config.judge_options)
         try:
-            return plan_audit(config, judge=built, pilot=pilot, progress=progress)
+            return plan_audit(config, judge=built, pilot=pilot, progress=progress, rounds=rounds)
         finally:
             run_blocking(built.aclose())
     datasets: dict[str, Any] = {}
@@ -177,14 +201,15 @@ def plan_audit(
     store_path = Path(config.out) / "run.sqlite"
     if not pilot:
         with RunStore(store_path) if store_path.is_file() else RunStore(":memory:") as store:
-            return _bill(config, judge, store, selected)
+            bill = _bill(config, judge, store, selected)
+            return _with_rounds(bill, config, judge, store, selected) if rounds else bill
     try:
         store_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"out {config.out!r}: cannot create it ({exc.strerror})") from exc
     # the pilot writes the audit's run store: one writer at a time, as for the audit itself
     with StoreLock(store_path), RunStore(store_path) as store:
-        tokens = _Tokens(judge)
+        tokens = Tokens(judge)
         first = _first_stages(judge, selected, config.seed)
         figures = _figures(first, store, set(), tokens, judge.capabilities.context_window)
         piloted = frozenset(figures["keys"] - figures["known"])
@@ -193,7 +218,38 @@ def plan_audit(
         bill = _bill(config, judge, store, selected, tokens, piloted)
         latency = mean_latency(store, judge.fingerprint)
         row = _row("pilot", figures, config, latency, bill.concurrency)
-        return dataclasses.replace(bill, pilot=row)
+        bill = dataclasses.replace(bill, pilot=row)
+        if rounds:
+            bill = _with_rounds(bill, config, judge, store, selected, tokens, piloted)
+        return bill
+
+
+def _with_rounds(
+    bill: Bill,
+    config: AuditConfig,
+    judge: Judge,
+    store: RunStore,
+    selected: list[_Selected],
+    tokens: Tokens | None = None,
+    piloted: frozenset[str] = frozenset(),
+) -> Bill:
+    """``bill`` with the expectation of the audit in rounds, or the reason it has none."""
+    sampled, why = sampled_by_default(config)
+    if why is not None:
+        return dataclasses.replace(bill, rounds_note=f"audited at a fixed size: {why}")
+    items = list({id(i): i for chosen in selected for i in chosen.items}.values())
+    expected = expect_rounds(sampled, judge, items)
+    tokens = tokens or Tokens(judge)
+    cache = config.pricing or Pricing(input_per_mtok=0.0)
+    window = judge.capabilities.context_window
+    figures = _figures(list(expected.requests), store, set(), tokens, window, piloted, cache)
+    row = _row("rounds", figures, config, bill.mean_latency_s, bill.concurrency)
+    note = (
+        f"a sound judge's audit in rounds: {expected.rounds} round"
+        f"{'' if expected.rounds == 1 else 's'}, its card {expected.verdict.upper()}"
+        + (f" ({expected.stopped})" if expected.stopped else "")
+    )
+    return dataclasses.replace(bill, rounds=row, rounds_note=note)
 
 
 def _first_stages(judge: Judge, selected: list[_Selected], seed: int) -> list[Request]:
@@ -234,8 +290,8 @@ def _row(
         skipped=figures["skipped"],
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=_cost(config, prompt, completion, cached),
-        seconds=_seconds(calls, prompt, latency, concurrency, config),
+        cost=cost_of(config, prompt, completion, cached),
+        seconds=seconds_for(calls, prompt, latency, concurrency, config),
         cached_prompt_tokens=cached,
         **{"bound_calls": calls, "bound_prompt_tokens": prompt, **bound},
     )
@@ -246,12 +302,12 @@ def _bill(
     judge: Judge,
     store: RunStore,
     selected: list[_Selected],
-    tokens: _Tokens | None = None,
+    tokens: Tokens | None = None,
     piloted: frozenset[str] = frozenset(),
 ) -> Bill:
     """The bill; ``piloted`` requests are billed as calls (the pilot made them for the audit),
     their stored verdicts serving only to draw the later stages."""
-    tokens = tokens or _Tokens(judge)
+    tokens = tokens or Tokens(judge)
     window = judge.capabilities.context_window
     cache = config.pricing or Pricing(input_per_mtok=0.0)
     latency = mean_latency(store, judge.fingerprint)
@@ -300,8 +356,8 @@ def _bill(
         skipped=sum(row.skipped for row in rows),
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=_cost(config, prompt, completion, cached),
-        seconds=_seconds(calls, prompt, latency, concurrency, config),
+        cost=cost_of(config, prompt, completion, cached),
+        seconds=seconds_for(calls, prompt, latency, concurrency, config),
         cached_prompt_tokens=cached,
         bound=any(row.bound for row in rows),
         stages=max((row.stages for row in rows), default=1),
@@ -317,7 +373,7 @@ def _bill(
         pricing=config.pricing,
         concurrency=concurrency,
         mean_latency_s=latency,
-        time_note=_time_note(latency, concurrency, config),
+        time_note=time_note(latency, concurrency, config),
     )
 
 
@@ -325,7 +381,7 @@ def _figures(
     requests: list[Request],
     store: RunStore,
     claimed: set[str],
-    tokens: _Tokens,
+    tokens: Tokens,
     window: int | None,
     piloted: frozenset[str] = frozenset(),
     cache: Pricing | None = None,
@@ -346,7 +402,7 @@ def _figures(
         "calls": len(sent),
         "skipped": len(new) - len(sent),
         "prompt": sum(n for _, n in sent),
-        "cached": _cached_tokens(tokens.judge, sent, cache),
+        "cached": cached_tokens(tokens.judge, sent, cache),
         "completion": sum(tokens.completion(r) for r, _ in sent),
         "keys": set(distinct),
         "known": set(known),
@@ -433,155 +489,3 @@ def _ordered_labels(rubric: Rubric) -> list[str]:
 def _usable(verdicts: Mapping[str, Verdict]) -> dict[str, Verdict]:
     """The stored verdicts the engine answers from (an error verdict is judged again)."""
     return {k: v for k, v in verdicts.items() if v.status is not VerdictStatus.ERROR}
-
-
-class _Tokens:
-    """Prompt tokens (the judge's count, or an estimate) and expected completion tokens."""
-
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-        self.counted: bool | None = None
-        self.completion_source = _completion_source(judge)
-        self._known: dict[str, int] = {}
-
-    def prompt(self, requests: Sequence[Request]) -> list[int]:
-        """Each request's prompt tokens (counted once per key: the plans share most requests)."""
-        todo = list({r.key: r for r in requests if r.key not in self._known}.values())
-        if todo:
-            counts = _prompt_counts(self.judge, todo)
-            counted = all(n is not None for n in counts)
-            self.counted = counted if self.counted is None else self.counted and counted
-            for r, n in zip(todo, counts, strict=True):
-                self._known[r.key] = n if n is not None else _estimate(self.judge, r)
-        return [self._known[r.key] for r in requests]
-
-    def completion(self, request: Request) -> int:
-        return _completion_tokens(self.judge, request)
-
-
-def _prompt_counts(judge: Judge, requests: Sequence[Request]) -> list[int | None]:
-    """The judge's count of each request's prompt tokens, None where it cannot count.
-
-    The embedded llama judge's :meth:`count_tokens` adds the tokens it will generate (it checks
-    the context window with it); its prompt alone is what a verdict reports.
-    """
-    from judgeprobe.judges.llama import LlamaJudge
-
-    if isinstance(judge, LlamaJudge):
-        return [len(judge.tokens(r)) for r in requests]
-    return judge.count_tokens_many(requests)
-
-
-def _estimate(judge: Judge, request: Request) -> int:
-    """About four characters a token, of the text the judge is sent."""
-    return len(_prompt_text(judge, request)) // CHARS_PER_TOKEN
-
-
-def _completion_tokens(judge: Judge, request: Request) -> int:
-    """The completion tokens a call is expected to take (at most, for a generation)."""
-    from judgeprobe.judges.llama import LlamaJudge
-    from judgeprobe.judges.openai_compat import OpenAIJudge
-
-    generation = request.rubric.kind == "generation"
-    if isinstance(judge, LlamaJudge):
-        return request.rubric.max_new_tokens if generation else 1
-    if isinstance(judge, OpenAIJudge):
-        return request.rubric.max_new_tokens if generation else judge.max_tokens
-    return 0
-
-
-def _completion_source(judge: Judge) -> str:
-    from judgeprobe.judges.llama import LlamaJudge
-    from judgeprobe.judges.openai_compat import OpenAIJudge
-
-    if isinstance(judge, LlamaJudge):
-        return "expected: 1 per label verdict (read from next-token probabilities)"
-    if isinstance(judge, OpenAIJudge):
-        return f"at most: max_tokens ({judge.max_tokens}) per call"
-    return "none: the judge generates no text"
-
-
-def mean_latency(store: RunStore, fingerprint: str) -> float | None:
-    """Mean seconds per call of the judge ``fingerprint`` over its stored, answered verdicts."""
-    latencies = [
-        verdict.latency_s
-        for record, verdict in store.iter_verdicts()
-        if record["judge"] == fingerprint
-        and verdict.status is not VerdictStatus.SKIPPED
-        and verdict.attempts > 0
-        and verdict.latency_s > 0
-    ]
-    return sum(latencies) / len(latencies) if latencies else None
-
-
-def _seconds(
-    calls: int, prompt_tokens: int, latency: float | None, concurrency: int, config: AuditConfig
-) -> float | None:
-    """Seconds for ``calls``: at the judge's mean latency over ``concurrency`` workers, no
-    faster than the rate limits allow (a minute's allowance may go at once). None: unknown."""
-    if calls == 0:
-        return 0.0
-    floors = []
-    rpm, tpm = config.engine.requests_per_minute, config.engine.tokens_per_minute
-    if rpm:
-        floors.append(max(0.0, (calls - rpm) / rpm * 60))
-    if tpm:
-        floors.append(max(0.0, (prompt_tokens - tpm) / tpm * 60))
-    if latency is None:
-        return None
-    return max([calls * latency / concurrency, *floors])
-
-
-def _time_note(latency: float | None, concurrency: int, config: AuditConfig) -> str:
-    limits = [
-        f"{value:g} {unit} a minute"
-        for value, unit in (
-            (config.engine.requests_per_minute, "requests"),
-            (config.engine.tokens_per_minute, "tokens"),
-        )
-        if value
-    ]
-    limited = f", within {' and '.join(limits)}" if limits else ""
-    if latency is None:
-        return (
-            f"unknown: the run store holds no call of this judge to time (concurrency "
-            f"{concurrency}{limited})"
-        )
-    return f"{latency:.3g} s a call (the store's mean), {concurrency} at once{limited}"
-
-
-def _cached_tokens(judge: Judge, sent: Sequence[tuple[Request, int]], cache: Pricing | None) -> int:
-    """The prompt tokens of ``sent`` a provider's cache is expected to serve under ``cache``'s
-    rule: the engine sends in :func:`~judgeprobe.engine.ordering.warm_order`, so each call
-    shares with the one before it the longest prefix any earlier call offers (the prompts sorted
-    by their text); that prefix's share of the call's characters, in tokens, is what the cache
-    holds."""
-    if cache is None or not sent:
-        return 0
-    texts = sorted((_prompt_text(judge, request), n) for request, n in sent)
-    total, before = 0, ""
-    for text, n in texts:
-        shared = len(os.path.commonprefix([before, text]))  # noqa: RUF071 (characters are meant)
-        total += cache.cached(n * shared // max(1, len(text)))
-        before = text
-    return total
-
-
-def _prompt_text(judge: Judge, request: Request) -> str:
-    """The text the judge reads for ``request``, system text first (as its cache sees it)."""
-    from judgeprobe.judges.openai_compat import OpenAIJudge, messages
-
-    if isinstance(judge, OpenAIJudge):
-        return "".join(m["content"] for m in messages(request))
-    return (request.rubric.system or "") + request.render()
-
-
-def _cost(config: AuditConfig, prompt: int, completion: int, cached: int) -> float | None:
-    """The price of a row under the config's ``pricing`` (None without one), cached tokens at
-    the cached price and through the Batch API at its factor when the executor is
-    ``openai-batch``."""
-    pricing = config.pricing
-    if pricing is None:
-        return None
-    batch = config.engine.executor == "openai-batch"
-    return pricing.cost(prompt, completion, cached_tokens=cached, batch=batch)
