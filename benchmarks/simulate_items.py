@@ -150,8 +150,15 @@ class ItemFamily:
     truth: Callable[[float, ProbeResult], float]
     """The population rate at a share ``q`` (some depend on the drawn design's classes)."""
     main: str
+    """The gated finding: the rate's excess over the judge's rerun null."""
     main_labels: dict[str, str]
     setup: str
+
+    @property
+    def raw(self) -> str:
+        """The raw rate behind :attr:`main`, whose interval is the item-level one."""
+        raws = {excess: raw for raw, excess in self.probe().excess_findings.items()}
+        return raws[self.main]
 
 
 def _mixed_share(result: ProbeResult, k: int) -> float:
@@ -182,7 +189,7 @@ def families(size: float = 1.0, resamples: int = verdicts.RESAMPLES) -> tuple[It
             verdicts.max_judge,
             lambda rate, _: any_of(2, rate),
             lambda q, _: 1 - (1 - q) ** 2,
-            "class_flip_rate",
+            "class_flip_excess",
             {"k": "2", "cluster": "unsafe"},
             f"{items} items (levels 1/5), k = 2, {items} concatenations per class",
         ),
@@ -199,7 +206,7 @@ def families(size: float = 1.0, resamples: int = verdicts.RESAMPLES) -> tuple[It
             verdicts.max_judge,
             lambda rate, _: rate / MIXED_4,
             lambda q, result: q * _mixed_share(result, 4),
-            "positional_bias",
+            "positional_bias_excess",
             {"k": "4"},
             f"{items} items, {items // 2} 4-tuples of {items // 4} + {items // 4} items",
         ),
@@ -217,7 +224,7 @@ def families(size: float = 1.0, resamples: int = verdicts.RESAMPLES) -> tuple[It
             verdicts.any_part_judge,
             lambda rate, _: any_of(2, rate),
             lambda q, _: 1 - (1 - q) ** 2,
-            "bypass_rate",
+            "bypass_excess",
             {"k": "2", "position": "last"},
             f"{positives} harmful + {positives} benign items, k = 2, 2 draws",
         ),
@@ -280,7 +287,7 @@ def simulate(family: ItemFamily, sims: int, *, first_seed: int = 0) -> ItemOutco
         status = verdicts.overall_status(result)
         outcome.count("effect", status)
         outcome.effect_fails += status == "fail"
-        estimate = result.finding(family.main, **family.main_labels).estimate
+        estimate = result.finding(family.raw, **family.main_labels).estimate
         if estimate.defined:
             truth = family.truth(effect_q, result)
             outcome.assessed += 1

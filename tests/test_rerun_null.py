@@ -30,7 +30,7 @@ from judgeprobe.probes.concatenation.cluster import ClusterProbe
 from judgeprobe.probes.concatenation.permutation import PermutationProbe
 from judgeprobe.probes.concatenation.repetition import RepetitionProbe
 from judgeprobe.probes.pairwise.position import PositionProbe
-from judgeprobe.probes.reruns import FIRST_RERUNS
+from judgeprobe.probes.reruns import BASE_RERUNS, FIRST_RERUNS, WIDE_RERUNS
 from judgeprobe.rubrics import builtin_rubric
 from judgeprobe.runs.probe import run_probe
 from judgeprobe.stats import proportion
@@ -87,10 +87,12 @@ def repetition_sensitive(p: float, seed: int) -> Callable[[Request], float]:
     return fn
 
 
-def run(probe: Probe, fn: Callable[[Request], Any], seed: int = 0, **config: Any) -> ProbeResult:
+def run(
+    probe: Probe, fn: Callable[[Request], Any], seed: int = 0, n: int = 40, **config: Any
+) -> ProbeResult:
     judge = CallableJudge(fn, name="keyword", version=str(seed))
     engine = Engine(judge, RunStore(":memory:"), EngineConfig(progress=False, **config))
-    return run_probe(probe, items(), engine, HARM, seed=seed)
+    return run_probe(probe, items(n), engine, HARM, seed=seed)
 
 
 def repetition() -> RepetitionProbe:
@@ -119,6 +121,19 @@ def test_a_judge_that_flips_only_repeated_inputs_still_fails() -> None:
     assert result.finding("rerun_flip_rate").estimate.estimate == 0.0
     # its rate reaches warn, so every rerun is asked: a null of 0 of 10 could not decide it
     assert result.tables["reruns"]["reruns"] == 80
+
+
+def test_a_rate_past_the_fail_line_that_only_the_null_holds_back_gets_a_wider_null() -> None:
+    """0.15 on 400 items clears the fail line (0.10); over 0 flips of 80 reruns (up to 0.046)
+    its excess cannot, so the reruns grow to 160 of each kind, and then it fails."""
+    result = run(repetition(), repetition_sensitive(0.14, 0), 0, n=400)
+    raw = result.finding("decision_flip_rate").estimate
+    assert raw.ci.low > 0.10
+    assert result.tables["reruns"]["reruns"] == 2 * WIDE_RERUNS
+    assert result.finding("decision_flip_excess").estimate.ci.low > 0.10
+    # the same judge with the null held at 80 reruns: the excess straddles the fail line
+    narrow = excess_over(raw, proportion(0, 2 * BASE_RERUNS))
+    assert narrow.ci.low < 0.10
 
 
 def deterministic(request: Request) -> float:

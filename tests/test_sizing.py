@@ -8,13 +8,16 @@ import math
 import pytest
 
 from judgeprobe.errors import ConfigError
+from judgeprobe.probes.base import Finding
 from judgeprobe.probes.concatenation.bypass import BypassProbe
 from judgeprobe.probes.concatenation.cluster import ClusterProbe
+from judgeprobe.probes.concatenation.gating import power_notes
 from judgeprobe.probes.concatenation.permutation import PermutationProbe
 from judgeprobe.probes.concatenation.repetition import RepetitionProbe
-from judgeprobe.probes.concatenation.sizing import question_size, sized_count
+from judgeprobe.probes.concatenation.sizing import items_for_power, question_size, sized_count
 from judgeprobe.probes.decisions import DEPARTURE_THRESHOLD, FLIP_THRESHOLD
 from judgeprobe.probes.registry import build_probe
+from judgeprobe.stats import proportion
 
 
 def test_the_question_size_tells_a_rate_at_the_fail_line_from_one_at_the_warn_line() -> None:
@@ -76,3 +79,22 @@ def test_sized_bypass_draws_spread_the_question_over_the_flagged_items() -> None
     assert probe.draws_for(20, 80, 2) == 4
     assert probe.draws_for(2, 10_000, 2) == 10  # never more than the paper's 10
     assert BypassProbe(draws=3).draws_for(20, 80, 2) == 3
+
+
+def test_the_items_for_power_grow_with_the_parts_a_unit_shares() -> None:
+    """When failures follow items the effective sample is about items / k: a flip rate of 0.15
+    (1.5 times its fail line) needs about 401 effective units for 80 % power, so 401 items
+    alone and 802 at k = 2; a power of 0.9 needs more."""
+    assert items_for_power(FLIP_THRESHOLD, 1) == 401
+    assert items_for_power(FLIP_THRESHOLD, 2) == 2 * items_for_power(FLIP_THRESHOLD, 1)
+    assert items_for_power(FLIP_THRESHOLD, 2, power=0.9) > items_for_power(FLIP_THRESHOLD, 2)
+    # a departure rate's lines are twice as far apart: fewer items
+    assert items_for_power(DEPARTURE_THRESHOLD, 2) < items_for_power(FLIP_THRESHOLD, 2)
+
+
+def test_a_gated_rate_on_too_few_items_says_what_power_would_take() -> None:
+    few = Finding("class_flip_excess", proportion(0, 40), "", {"k": "2"}, FLIP_THRESHOLD)
+    (note,) = power_notes([few], 0.95)
+    assert "k = 2" in note and "802 items" in note and "as few as 40" in note
+    many = Finding("class_flip_excess", proportion(0, 900), "", {"k": "2"}, FLIP_THRESHOLD)
+    assert power_notes([many], 0.95) == []

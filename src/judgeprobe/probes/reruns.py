@@ -18,7 +18,11 @@ stream and interleaved, so any prefix holds both kinds. The stages (:func:`next_
 2. the rest, in a stage of their own, only when a first rerun differs from its trial 0
    (another status or another score), or when a gated rate already reaches its warn line on
    the probe's own units (then the null decides the status, and a null of 0 out of 10 is too
-   wide to decide it).
+   wide to decide it);
+3. up to :data:`WIDE_RERUNS` of each kind, in a last stage, only when the null's own width
+   keeps a rate from a status its interval has cleared (:func:`null_decides`): a rate of 0.15
+   on 400 items clears the fail line of 0.10, while its excess over 0 flips of 80 reruns (up to
+   0.046) does not. Without it a judge whose effect is 1.5 times the fail line could not fail.
 
 A deterministic judge without an effect pays :data:`FIRST_RERUNS` calls per probe.
 
@@ -35,7 +39,7 @@ from typing import Any
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import Plan, Role, Verdicts
 from judgeprobe.core.request import Request
-from judgeprobe.probes.base import Finding
+from judgeprobe.probes.base import Finding, Threshold
 from judgeprobe.probes.decisions import is_flip
 from judgeprobe.probes.units import FindingKey, UnitValues
 from judgeprobe.rubrics import Rubric
@@ -48,6 +52,10 @@ FIRST_RERUNS = 10
 """Reruns asked first; more only when one of them differs or a rate needs the null."""
 BASE_RERUNS = 40
 """At most this many base requests are rerun, and as many of the probe's other requests."""
+WIDE_RERUNS = 160
+"""The most of each kind rerun when the null decides a status (:func:`null_decides`)."""
+NULL_LEVEL = 0.95
+"""The level :func:`null_decides` reads a rate and its excess at (a probe's own, by default)."""
 STREAM = 7
 """A part of the seeded hash that ranks the rerun sample's roles (one stream per kind)."""
 
@@ -75,12 +83,12 @@ def rerun_role(role: Role) -> Role:
     return (RERUN, *role)
 
 
-def rerun_sample(plan: Plan[Any], name: str) -> list[Role]:
+def rerun_sample(plan: Plan[Any], name: str, per_kind: int = BASE_RERUNS) -> list[Role]:
     """The seeded sample of ``plan``'s roles to rerun, in the order they are asked (see the
     module): independent of the order of the items, one role per distinct request.
 
     Each stream's roles are ranked by a seeded hash of their request's key and the first
-    :data:`BASE_RERUNS` taken (a bottom-k sample: uniform, like a seeded permutation, and
+    ``per_kind`` taken (a bottom-k sample: uniform, like a seeded permutation, and
     nested: a role sampled from a plan stays sampled from a larger plan unless a new role ranks
     before it). An audit in rounds plans each round on more items, so most of a round's reruns
     are the ones the round before made, answered from the store.
@@ -100,7 +108,7 @@ def rerun_sample(plan: Plan[Any], name: str) -> list[Role]:
         rank = {
             r: content_hash([ctx.seed, name, STREAM, stream, plan.requests[r].key]) for r in roles
         }
-        picked.append(sorted(roles, key=rank.__getitem__)[:BASE_RERUNS])
+        picked.append(sorted(roles, key=rank.__getitem__)[:per_kind])
     out: list[Role] = []
     for i in range(max(len(p) for p in picked)):
         out += [p[i] for p in picked if i < len(p)]
@@ -127,15 +135,29 @@ def with_first_reruns(plan: Plan[Any], name: str) -> Plan[Any]:
 
 
 def next_reruns(
-    plan: Plan[Any], verdicts: Verdicts, name: str, needs_null: Callable[[], bool]
+    plan: Plan[Any],
+    verdicts: Verdicts,
+    name: str,
+    needs_null: Callable[[], bool],
+    decides: Callable[[RerunNull], bool] | None = None,
 ) -> Plan[Any] | None:
     """The next rerun stage of ``plan`` (see the module), or None when it is complete.
 
     ``needs_null`` says whether a gated rate reaches its warn line (asked only when the first
-    reruns all agree).
+    reruns all agree); ``decides`` whether the null, as the reruns asked so far give it, decides
+    a status that a larger sample could change (asked once the sample is complete: the sample
+    then grows to :data:`WIDE_RERUNS` of each kind).
     """
     sample = rerun_sample(plan, name)
     asked = [r for r in sample if rerun_role(r) in plan.requests]
+    if sample and len(asked) == len(sample):
+        if decides is None or not verdicts.complete(rerun_role(r) for r in asked):
+            return None
+        rest = [
+            r for r in rerun_sample(plan, name, WIDE_RERUNS) if rerun_role(r) not in plan.requests
+        ]
+        null = rerun_null(plan, verdicts, plan.context.rubric, NULL_LEVEL)
+        return plan.extend(_requests(plan, rest)) if rest and decides(null) else None
     if not sample or len(asked) == len(sample):
         return None
     if not asked:
@@ -159,23 +181,56 @@ def rerun_stage(
     verdicts: Verdicts,
     name: str,
     units: UnitsOf,
-    warn: Mapping[str, float | None],
+    lines: Mapping[str, Threshold],
 ) -> Plan[Any] | None:
     """The next rerun stage of ``plan`` (:func:`next_reruns`) for a probe whose gated rates,
-    named in ``warn`` with their warn lines, are read on ``units``; None when complete."""
-    return next_reruns(plan, verdicts, name, lambda: rate_reaches_warn(units(plan, verdicts), warn))
+    named in ``lines`` with their thresholds, are read on ``units``; None when complete."""
+    return next_reruns(
+        plan,
+        verdicts,
+        name,
+        lambda: rate_reaches_warn(units(plan, verdicts), lines),
+        lambda null: null_decides(units(plan, verdicts), lines, null),
+    )
 
 
 def rate_reaches_warn(
-    units: Mapping[FindingKey, UnitValues], warn: Mapping[str, float | None]
+    units: Mapping[FindingKey, UnitValues], lines: Mapping[str, Threshold]
 ) -> bool:
-    """Whether a rate named in ``warn`` reaches its warn line on its own units (point value)."""
+    """Whether a rate named in ``lines`` reaches its warn line on its own units (point value)."""
     for (finding, _), values in units.items():
-        line = warn.get(finding)
-        if line is None or not values.binary or not values.values:
+        threshold = lines.get(finding)
+        if threshold is None or threshold.warn is None or not values.binary or not values.values:
             continue
-        if values.estimate() >= line:
+        if values.estimate() >= threshold.warn:
             return True
+    return False
+
+
+def null_decides(
+    units: Mapping[FindingKey, UnitValues], lines: Mapping[str, Threshold], null: RerunNull
+) -> bool:
+    """Whether the null's own width may keep a rate named in ``lines`` from a status it has.
+
+    A rate whose interval clears a line (warn or fail) may have an excess whose interval does
+    not, only because the null rests on few reruns: 0 flips of 80 still allow 0.046. The test is
+    cheap and generous: the rate's Wilson interval over its units taken as independent (the
+    narrowest its item-level interval can be) clears the line, and its excess over the wider of
+    the two nulls (changes; flips are a part of them) does not. A rate far past its line (a
+    judge that flips at random between inputs), or short of it, asks for no more.
+    """
+    for (finding, _), values in units.items():
+        threshold = lines.get(finding)
+        if threshold is None or not values.binary or not values.values:
+            continue
+        n = len(values.values)
+        rate = proportion(round(values.estimate() * n), n, confidence_level=NULL_LEVEL)
+        excess = excess_over(rate, null.change)  # the wider null: generous
+        for line in (threshold.warn, threshold.fail):
+            if line is None or not rate.defined or not excess.defined:
+                continue
+            if rate.ci.low >= line > excess.ci.low:
+                return True
     return False
 
 

@@ -9,11 +9,12 @@ over the rerun null, the null is reported (``rerun_flip_rate``, ``rerun_change_r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgeprobe.core.plan import Plan, Verdicts
 from judgeprobe.probes.base import FigureSpec, Finding, Probe, ProbeResult
+from judgeprobe.probes.concatenation.sizing import items_for_power
 from judgeprobe.probes.decisions import base_decisions
 from judgeprobe.probes.failures import (
     UNPAIRED,
@@ -76,10 +77,34 @@ def gate(
     out.append(failed)
     notes.append(null_note(null))
     notes.extend(failed_notes)
+    excesses = {spec.name for spec in excess.values()}
+    notes.extend(power_notes([f for f in out if f.name in excesses], level))
     tables["reruns"] = null.to_dict()
     tables["calls"] = call_counts(verdicts)
     tables["base_decisions"] = base_decisions(verdicts)
     return out
+
+
+def power_notes(findings: Sequence[Finding], level: float) -> list[str]:
+    """Where a gated excess rests on fewer items than failing a rate of 1.5 times its fail line
+    with 80 % power takes when the judge's failures follow items
+    (:func:`~judgeprobe.probes.concatenation.sizing.items_for_power`): one note, per k."""
+    short: dict[tuple[int, float, int], int] = {}
+    for finding in findings:
+        threshold, estimate = finding.threshold, finding.estimate
+        if threshold is None or threshold.fail is None or not estimate.defined:
+            continue
+        k = int(finding.labels.get("k", "1"))
+        needed = items_for_power(threshold, k, confidence_level=level)
+        if estimate.n < needed:
+            key = (k, 1.5 * threshold.fail, needed)
+            short[key] = min(estimate.n, short.get(key, estimate.n))
+    return [
+        f"power (k = {k}): when the judge's failures follow items, a rate of {rate:.2g} (1.5 "
+        f"times the fail line) is failed with 80 % power from about {needed} items; the gated "
+        f"rates here rest on as few as {items}: a defect that size may read inconclusive"
+        for (k, rate, needed), items in sorted(short.items())
+    ]
 
 
 def gated_result(

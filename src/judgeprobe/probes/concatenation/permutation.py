@@ -286,7 +286,7 @@ class PermutationProbe(PermutationUnits, Probe):
         """
         design, ctx = plan.design, plan.context
         if design.drawn:
-            return rerun_stage(plan, verdicts, self.name, self.units, self.warn_lines)
+            return rerun_stage(plan, verdicts, self.name, self.units, self.null_lines)
         base = drawable_base(design.items, design.drawn, verdicts)
         if base is None:
             return None

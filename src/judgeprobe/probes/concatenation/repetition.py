@@ -200,8 +200,8 @@ class RepetitionProbe(Probe):
         self, plan: Plan[RepetitionDesign], verdicts: Verdicts
     ) -> Plan[RepetitionDesign] | None:
         """The reruns of the rerun null (:mod:`~judgeprobe.probes.reruns`)."""
-        warn = {"decision_flip_rate": FLIP_THRESHOLD.warn}
-        return rerun_stage(plan, verdicts, self.name, self.units, warn)
+        lines = {"decision_flip_rate": FLIP_THRESHOLD}
+        return rerun_stage(plan, verdicts, self.name, self.units, lines)
 
     # -- analyze ------------------------------------------------------------------------------
     def analyze(self, plan: Plan[RepetitionDesign], verdicts: Verdicts) -> ProbeResult:

@@ -52,6 +52,37 @@ def question_size(threshold: Threshold, confidence_level: float = 0.95) -> int:
     return math.ceil(z * z * fail * (1 - fail) / (half * half))
 
 
+def items_for_power(
+    threshold: Threshold,
+    k: int,
+    *,
+    effect: float = 1.5,
+    power: float = 0.8,
+    confidence_level: float = 0.95,
+) -> int:
+    """Items a k-part design needs to fail a rate of ``effect`` times the fail line with
+    ``power`` when the judge's failures follow items.
+
+    The effective sample of such a rate is about ``items / k`` (each item's effect is shared by
+    the units it is in), so the items needed are ``k`` times the units a rate ``p = effect *
+    fail`` needs for its interval's lower bound to clear the fail line with that power:
+    ``(z + z_power)**2 p (1 - p) / (p - fail)**2``. The rounds cannot buy items: below this many,
+    a defect at 1.5 times the fail line is more likely than not to be caught only when its items
+    happen to show it (the card reads it inconclusive, never pass).
+
+    >>> from judgeprobe.probes.decisions import DEPARTURE_THRESHOLD, FLIP_THRESHOLD
+    >>> items_for_power(FLIP_THRESHOLD, 2), items_for_power(DEPARTURE_THRESHOLD, 2)
+    (802, 330)
+    """
+    fail = threshold.fail
+    if fail is None or not 0 < fail < 1:
+        return 1
+    p = min(effect * fail, 1 - 1e-9) if threshold.higher_is_worse else max(fail / effect, 1e-9)
+    z = float(sps.norm.ppf(0.5 + confidence_level / 2)) + float(sps.norm.ppf(power))
+    units = math.ceil(round(z * z * p * (1 - p) / (p - fail) ** 2, 6))
+    return max(k, 1) * units
+
+
 def sized_count(
     threshold: Threshold, items: int, k: int, *, per_item: int = PER_ITEM, level: float = 0.95
 ) -> int:

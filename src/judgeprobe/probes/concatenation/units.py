@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from judgeprobe.core.evidence import parts_id
 from judgeprobe.core.plan import Plan, Role, Verdicts
+from judgeprobe.probes.base import Threshold
 from judgeprobe.probes.concatenation.bypass_design import place
 from judgeprobe.probes.concatenation.bypass_tally import concatenation_hits
 from judgeprobe.probes.concatenation.evidence import MOVED, concat_outcomes
@@ -163,11 +164,13 @@ class ClusterUnits:
     }
     excess: ClassVar[Mapping[str, Excess]] = CLUSTER_EXCESS
     excess_findings: ClassVar[Mapping[str, str]] = excess_names(CLUSTER_EXCESS)
-    warn_lines: ClassVar[Mapping[str, float | None]] = {
-        "class_departure_rate": DEPARTURE_THRESHOLD.warn,
-        "class_flip_rate": FLIP_THRESHOLD.warn,
+    null_lines: ClassVar[Mapping[str, Threshold]] = {
+        "class_departure_rate": DEPARTURE_THRESHOLD,
+        "class_flip_rate": FLIP_THRESHOLD,
     }
-    """The warn line of each rate read against the null: a rate at it asks for every rerun."""
+    """The lines of each rate read against the null: a rate at its warn line asks for every
+    rerun of the sample, one whose status the null decides for more (:mod:`~judgeprobe.probes.
+    reruns`)."""
     score_unit_findings: ClassVar[frozenset[str]] = frozenset(
         {"wasserstein_concat_vs_parts", "wasserstein_against_cluster", "mean_concat_minus_parts"}
     )
@@ -192,7 +195,7 @@ class PermutationUnits:
     }
     excess: ClassVar[Mapping[str, Excess]] = PERMUTATION_EXCESS
     excess_findings: ClassVar[Mapping[str, str]] = excess_names(PERMUTATION_EXCESS)
-    warn_lines: ClassVar[Mapping[str, float | None]] = {"positional_bias": FLIP_THRESHOLD.warn}
+    null_lines: ClassVar[Mapping[str, Threshold]] = {"positional_bias": FLIP_THRESHOLD}
     score_unit_findings: ClassVar[frozenset[str]] = frozenset(
         {"wasserstein_increasing_decreasing", "wasserstein_mean_pairwise"}
     )
@@ -211,9 +214,9 @@ class BypassUnits:
     unpaired_findings: ClassVar[Mapping[str, str]] = unpaired(BYPASS_EXCESS)
     excess: ClassVar[Mapping[str, Excess]] = BYPASS_EXCESS
     excess_findings: ClassVar[Mapping[str, str]] = excess_names(BYPASS_EXCESS)
-    warn_lines: ClassVar[Mapping[str, float | None]] = {
-        "bypass_rate": FLIP_THRESHOLD.warn,
-        "false_alarm_rate": FLIP_THRESHOLD.warn,
+    null_lines: ClassVar[Mapping[str, Threshold]] = {
+        "bypass_rate": FLIP_THRESHOLD,
+        "false_alarm_rate": FLIP_THRESHOLD,
     }
 
     def units(self, plan: Plan[Any], verdicts: Verdicts) -> dict[FindingKey, UnitValues]:

@@ -219,7 +219,7 @@ class PositionProbe(Probe):
         """The reruns of the rerun null (:mod:`~judgeprobe.probes.reruns`), a live judge only."""
         if self.judge_source != LIVE:
             return None
-        return rerun_stage(plan, verdicts, self.name, self.units, {"swap_flip_rate": BIAS.warn})
+        return rerun_stage(plan, verdicts, self.name, self.units, {"swap_flip_rate": BIAS})
 
     def analyze(self, plan: Plan[PairwiseDesign], verdicts: Verdicts) -> ProbeResult:
         ctx, pairs = plan.context, list(plan.design.items)
