@@ -47,20 +47,21 @@ def _repair_audit(tmp_path: Path, max_calls: int) -> tuple[Any, Counted]:
 def test_the_call_budget_of_a_repair_audit_bounds_every_call_the_judge_receives(
     tmp_path: Path, max_calls: int
 ) -> None:
-    """The position probe asks 100 calls of the original judge (30 pairs in both orders, and the
-    40 reruns of its rerun null, since the judge's picks differ between trials) and the
-    swap-average repair 2 inner calls for each of its 100 verdicts: 300 without a budget."""
+    """The position probe asks 120 calls of the original judge (30 pairs in both orders, and a
+    rerun of each of those 60 requests: the judge's picks differ between trials, and its null
+    decides the status, so the rerun sample grows to all of them) and the swap-average repair 2
+    inner calls for each of its 100 verdicts (60, and 40 reruns): 320 without a budget."""
     outcome, counted = _repair_audit(tmp_path, max_calls)
     assert counted.calls == max_calls  # before: 90 for 30, 180 for 100
     repaired = outcome.repaired["swap_average"]
     assert not repaired.complete
     assert "call budget of" in (repaired.reason or "")
-    assert outcome.original.complete is (max_calls >= 100)
+    assert outcome.original.complete is (max_calls >= 120)
 
 
 def test_a_repair_audit_within_its_budget_makes_every_call_once(tmp_path: Path) -> None:
-    outcome, counted = _repair_audit(tmp_path, 300)
-    assert counted.calls == 300 and outcome.repaired["swap_average"].complete
+    outcome, counted = _repair_audit(tmp_path, 320)
+    assert counted.calls == 320 and outcome.repaired["swap_average"].complete
 
 
 def _metered(n: int) -> tuple[MeteredJudge, Counted, list[Request]]:

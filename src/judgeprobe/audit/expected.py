@@ -32,11 +32,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.audit.config import AuditConfig
-from judgeprobe.core.judge import Judge, JudgeCapabilities
+from judgeprobe.core.judge import InTheNameOf, Judge, JudgeCapabilities
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
 from judgeprobe.data.items import Item, PairwiseItem, PointwiseItem
@@ -55,7 +54,7 @@ def _draw(*parts: object) -> int:
     return int(content_hash(list(parts))[:8], 16)
 
 
-class SoundStandIn:
+class SoundStandIn(InTheNameOf):
     """A judge without the defects the probes look for, that makes no call (module docstring).
 
     It answers for ``judge``: the same fingerprint, description, capabilities and token counts,
@@ -63,7 +62,7 @@ class SoundStandIn:
     """
 
     def __init__(self, judge: Judge, items: Sequence[Item]) -> None:
-        self.inner = judge
+        super().__init__(judge)
         self.asked: dict[str, Request] = {}
         self._points: dict[str, float] = {}
         """Per item (the first words of its response), where it lies between the scale's
@@ -77,23 +76,10 @@ class SoundStandIn:
         for pair in (i for i in items if isinstance(i, PairwiseItem)):
             self._pairs.setdefault(pair.prompt, {}).update(_preference(pair))
 
-    # -- the Judge protocol, answered for the judge ----------------------------------------------
-    @property
-    def fingerprint(self) -> str:
-        return self.inner.fingerprint
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
+    # -- the Judge protocol, answered in the judge's name ---------------------------------------
     @property
     def capabilities(self) -> JudgeCapabilities:
         return dataclasses.replace(self.inner.capabilities, batch_size=1, in_process=False)
-
-    def secrets(self) -> Sequence[str]:
-        return self.inner.secrets()
-
-    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
-        return self.inner.count_tokens_many(requests)
 
     async def judge(self, request: Request) -> Verdict:
         self.asked[request.key] = request
@@ -103,7 +89,7 @@ class SoundStandIn:
         return [await self.judge(r) for r in requests]
 
     async def aclose(self) -> None:
-        return None
+        return None  # the audited judge is not ours to close
 
     # -- the stand-in's decisions ----------------------------------------------------------------
     def verdict(self, request: Request) -> Verdict:

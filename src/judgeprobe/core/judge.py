@@ -105,3 +105,33 @@ class Judge(Protocol):
     async def judge_batch(self, requests: Sequence[Request]) -> list[Verdict]: ...
 
     async def aclose(self) -> None: ...
+
+
+class InTheNameOf:
+    """Base of a judge that stands in ``inner``'s name: the same fingerprint, description,
+    capabilities, secrets and token counts, so its requests have ``inner``'s keys and find the
+    verdicts stored for it. Subclasses say how a request is answered (:meth:`judge`,
+    :meth:`judge_batch`); closing closes ``inner``."""
+
+    def __init__(self, inner: Judge) -> None:
+        self.inner = inner
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    @property
+    def capabilities(self) -> JudgeCapabilities:
+        return self.inner.capabilities
+
+    def secrets(self) -> Sequence[str]:
+        return self.inner.secrets()
+
+    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
+        return self.inner.count_tokens_many(requests)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

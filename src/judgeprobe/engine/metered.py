@@ -16,16 +16,15 @@ verdicts, not calls: 90 requests reached the server for ``--max-calls 30`` with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from judgeprobe.core.judge import Judge, JudgeCapabilities
+from judgeprobe.core.judge import InTheNameOf, Judge
 from judgeprobe.core.request import Request
 from judgeprobe.core.verdict import Verdict
 from judgeprobe.engine.limits import BudgetMeter
 from judgeprobe.errors import BudgetExhausted
 
 
-class MeteredJudge:
+class MeteredJudge(InTheNameOf):
     """``inner``, each call reserved on ``meter`` first (see the module docstring).
 
     It is ``inner`` in every other respect: the same fingerprint, description, capabilities,
@@ -34,25 +33,8 @@ class MeteredJudge:
     """
 
     def __init__(self, inner: Judge, meter: BudgetMeter) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.meter = meter
-
-    @property
-    def fingerprint(self) -> str:
-        return self.inner.fingerprint
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    @property
-    def capabilities(self) -> JudgeCapabilities:
-        return self.inner.capabilities
-
-    def secrets(self) -> Sequence[str]:
-        return self.inner.secrets()
-
-    def count_tokens_many(self, requests: Sequence[Request]) -> list[int | None]:
-        return self.inner.count_tokens_many(requests)
 
     async def judge(self, request: Request) -> Verdict:
         [verdict] = await self.judge_batch([request])
@@ -77,9 +59,6 @@ class MeteredJudge:
         )
         self.meter.settle(sum(estimates), spent)
         return verdicts
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
     def _estimates(self, requests: Sequence[Request]) -> list[int]:
         """What each request is charged on the token budget before it is sent (0: no budget)."""
