@@ -371,7 +371,9 @@ def test_planted_first_position_preference_is_recovered_within_the_ci() -> None:
     assert bias.n == 400 and bias.ci.contains(0.3)
     assert result.finding("second_position_bias").estimate.estimate == 0.0
     assert result.finding("first_position_bias").test.pvalue < 1e-6  # type: ignore[union-attr]
-    assert result.usage["calls"] == 800 + 40  # both orders, and the rerun null's 40 reruns
+    # both orders, and 160 reruns: the judge picks the first-shown response on 30 % of its calls
+    # at random, so its reruns differ too, and the null's width decides the status
+    assert result.usage["calls"] == 800 + 160
 
 
 def test_position_rates_over_one_pair_per_question_have_an_exact_interval_that_covers() -> None:
