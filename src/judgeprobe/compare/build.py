@@ -7,9 +7,11 @@ per-unit outcomes are known (:mod:`judgeprobe.probes.units`), else unpaired from
 intervals (:func:`~judgeprobe.stats.comparison.unpaired_difference`), and the document says which.
 
 A raw rate that the card reads against the judge's rerun null (its gated finding is the excess,
-``swap_flip_excess`` for ``swap_flip_rate``) is compared paired on its units and gated in the
-excess's direction: the excess is a difference of two intervals over separate samples, compared
-unpaired, and alone it would make a repair's clear paired gain read as "no evidence".
+``swap_flip_excess`` for ``swap_flip_rate``) is compared paired on its units and read in the
+excess's direction ("better" or "worse", not "changed"), as information: the excess stays the
+gated finding, compared unpaired (a difference of two intervals over separate samples). Two
+judges with other rerun noise can differ on one and not the other; a repair of one judge shows
+its clear paired gain on the raw rate.
 
 The differences of gated findings (those with a threshold) are one family: their p-values are
 adjusted together by Holm's step-down procedure, as the audit adjusts its gated findings, so the
@@ -270,7 +272,9 @@ def _difference(
     seed: int,
 ) -> dict[str, Any]:
     """The difference ``b - a`` of one finding; ``gate``, the gated excess of a raw rate over
-    the rerun null, lends the raw rate its threshold: the raw rate is what pairs on the units."""
+    the rerun null, lends the raw rate its direction (the raw rate is what pairs on the units),
+    not its place in the gated family: that stays the excess's, as on the card."""
+    gated = a.threshold is not None or b.threshold is not None
     threshold = a.threshold or b.threshold or (gate.threshold if gate is not None else None)
     shared = sorted(set(units_a.values) & set(units_b.values)) if units_a and units_b else []
     if units_a is not None and units_b is not None and len(shared) >= 2:
@@ -292,7 +296,7 @@ def _difference(
         "probe": probe,
         "finding": a.name,
         "labels": dict(a.labels),
-        "gated": threshold is not None,
+        "gated": gated,
         "higher_is_worse": None if threshold is None else threshold.higher_is_worse,
         "baseline": _side(a),
         "candidate": _side(b),

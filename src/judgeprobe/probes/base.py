@@ -402,7 +402,7 @@ class Probe:
     """Per raw rate read against the judge's rerun null, the name of its gated excess
     (:mod:`judgeprobe.probes.reruns`). The raw rate is information on the card, but it is the one
     of the two with per-unit values: a comparison pairs the raw rate and reads it in the
-    excess's direction, as gated as the excess (:mod:`judgeprobe.compare.build`)."""
+    excess's direction, as information (:mod:`judgeprobe.compare.build`)."""
     score_unit_findings: ClassVar[frozenset[str]] = frozenset()
     """Findings measured in the rubric's score units (distances, mean shifts), whose thresholds
     are shares of the score span: two runs with rubrics of different scales compare them as

@@ -53,11 +53,17 @@ def repair_section(stored: Any) -> dict[str, Any] | None:
 
 
 def headline_row(repair: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The finding that speaks for a repair: the target probe's first gated finding (else its
-    first finding); None when the target probe has none."""
+    """The finding that speaks for a repair: the target probe's first gated finding that shows a
+    difference (better or worse), else its first finding that does (a raw rate read against the
+    rerun null, paired where its gated excess cannot be), else its first gated finding, else its
+    first; None when the target probe has none."""
     rows: list[Mapping[str, Any]] = repair["target_findings"]
+    moved = [row for row in rows if row["word"] in ("better", "worse")]
     gated = [row for row in rows if row["gated"]]
-    return (gated or rows)[0] if rows else None
+    for choice in ([r for r in moved if r["gated"]], moved, gated, rows):
+        if choice:
+            return choice[0]
+    return None
 
 
 def repair_rows(repair: Mapping[str, Any]) -> list[list[str]]:
