@@ -73,6 +73,13 @@ class Excess:
     null: Kind
 
 
+EXCESS_UNPAIRED = (
+    "a rate's excess over the rerun null, a probe-wide rate over a separate sample of calls; "
+    "its raw rate is paired"
+)
+"""Why an ``*_excess`` finding is compared unpaired."""
+
+
 def excess_names(excess: Mapping[str, Excess]) -> dict[str, str]:
     """Per raw rate of ``excess``, its excess finding's name (a probe's ``excess_findings``)."""
     return {raw: spec.name for raw, spec in excess.items()}

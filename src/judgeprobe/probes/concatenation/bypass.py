@@ -85,8 +85,6 @@ from judgeprobe.probes.concatenation.bypass_tally import (
 from judgeprobe.probes.concatenation.gating import (
     added_names,
     gated_result,
-    rerun_stage,
-    with_first_reruns,
 )
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import BYPASS_EXCESS, BypassUnits
@@ -118,6 +116,7 @@ from judgeprobe.probes.params import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.reruns import rerun_stage, with_first_reruns
 from judgeprobe.rubrics import Rubric
 from judgeprobe.transforms.concat import JOIN_STYLES, Join, JoinStyle
 

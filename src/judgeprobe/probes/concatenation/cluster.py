@@ -60,8 +60,6 @@ from judgeprobe.probes.concatenation.evidence import class_evidence
 from judgeprobe.probes.concatenation.gating import (
     added_names,
     gated_result,
-    rerun_stage,
-    with_first_reruns,
 )
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design, sized_count
 from judgeprobe.probes.concatenation.units import CLUSTER_EXCESS, ClusterUnits
@@ -89,6 +87,7 @@ from judgeprobe.probes.failures import STATUSES, explain_failed, failure_cause
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.reruns import rerun_stage, with_first_reruns
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, paired_wasserstein
 from judgeprobe.stats.shared_items import (

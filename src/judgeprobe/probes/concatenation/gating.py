@@ -1,7 +1,7 @@
 """What every concatenation probe adds to its findings: the rerun null and the failed calls.
 
-:func:`rerun_stage` is the probe's last ``refine`` step (the reruns of
-:mod:`~judgeprobe.probes.reruns`), :func:`gate` the last step of its ``analyze``:
+:func:`~judgeprobe.probes.reruns.rerun_stage` is the probe's last ``refine`` step,
+:func:`gate` the last step of its ``analyze``:
 the raw rates named in the probe's ``excess`` map become information beside their gated excess
 over the rerun null, the null is reported (``rerun_flip_rate``, ``rerun_change_rate``), and
 ``failed_call_rate`` (:mod:`judgeprobe.probes.failures`) gates the calls that failed.
@@ -24,20 +24,13 @@ from judgeprobe.probes.failures import (
     failure_cause,
 )
 from judgeprobe.probes.reruns import (
+    EXCESS_UNPAIRED,
     Excess,
     null_findings,
     null_note,
     read_against_null,
     rerun_null,
-    rerun_stage,
-    with_first_reruns,
 )
-
-EXCESS_UNPAIRED = (
-    "a rate's excess over the rerun null, a probe-wide rate over a separate sample of calls; "
-    "its raw rate is paired"
-)
-"""Why an ``*_excess`` finding is compared unpaired."""
 
 
 def unpaired(excess: Mapping[str, Excess]) -> dict[str, str]:
@@ -132,12 +125,4 @@ def gated_result(
     )
 
 
-__all__ = [
-    "EXCESS_UNPAIRED",
-    "added_names",
-    "gate",
-    "gated_result",
-    "rerun_stage",
-    "unpaired",
-    "with_first_reruns",
-]
+__all__ = ["added_names", "gate", "gated_result", "power_notes", "unpaired"]

@@ -46,8 +46,6 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.concatenation.gating import (
     added_names,
     gated_result,
-    rerun_stage,
-    with_first_reruns,
 )
 from judgeprobe.probes.concatenation.permutation_counts import (
     count_column,
@@ -88,6 +86,7 @@ from judgeprobe.probes.failures import explain_failed, failure_cause
 from judgeprobe.probes.params import INTERVAL_CONSTRAINTS, Constraint, Counts, Interval, OneOf
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
+from judgeprobe.probes.reruns import rerun_stage, with_first_reruns
 from judgeprobe.rubrics import NEUTRAL, Rubric
 from judgeprobe.stats import (
     mcnemar_exact,

@@ -33,9 +33,7 @@ from judgeprobe.probes.base import (
 from judgeprobe.probes.concatenation.gating import (
     added_names,
     gated_result,
-    rerun_stage,
     unpaired,
-    with_first_reruns,
 )
 from judgeprobe.probes.concatenation.sizing import DESIGNS, Design, by_design
 from judgeprobe.probes.decisions import (
@@ -65,7 +63,7 @@ from judgeprobe.probes.params import (
 )
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
-from judgeprobe.probes.reruns import FLIP, Excess, excess_names
+from judgeprobe.probes.reruns import FLIP, Excess, excess_names, rerun_stage, with_first_reruns
 from judgeprobe.probes.units import (
     FindingKey,
     UnitKind,

@@ -70,6 +70,7 @@ from judgeprobe.probes.params import Constraint, Level
 from judgeprobe.probes.registry import register_probe
 from judgeprobe.probes.requirements import Requirements
 from judgeprobe.probes.reruns import (
+    EXCESS_UNPAIRED,
     FLIP,
     Excess,
     excess_names,
@@ -95,10 +96,6 @@ CONSISTENCY = Threshold(warn=0.8, fail=0.65, higher_is_worse=False)
 BIAS = Threshold(warn=0.1, fail=0.2, higher_is_worse=True)
 EXCESS = {"swap_flip_rate": Excess("swap_flip_excess", FLIP)}
 """The raw flip rate read against the rerun null, and its gated excess."""
-EXCESS_UNPAIRED = (
-    "the swap flip rate's excess over the rerun null, a rate over a separate sample of calls; "
-    "its raw rate, swap_flip_rate, is compared paired"
-)
 
 
 @dataclass(frozen=True, slots=True)
