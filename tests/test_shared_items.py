@@ -215,7 +215,7 @@ def each_item_in_two_units(q: float, harmful: int) -> Planted:
         rng: np.random.Generator, m: int, k: int, n: int
     ) -> tuple[list[float], list[tuple[int, ...]], float]:
         bad = rng.random(2 * harmful) < q
-        members = [
+        members: list[tuple[int, ...]] = [
             (h, harmful + int(rng.integers(harmful))) for h in range(harmful) for _ in range(2)
         ]
         return [float(bad[list(s)].any()) for s in members], members, 1 - (1 - q) ** 2
