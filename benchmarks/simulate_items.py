@@ -314,7 +314,8 @@ def table(outcomes: Sequence[ItemOutcome]) -> str:
             f"| {f.name} | {f.setup} | {f.main} | {o.sims} | {o.false_fail:.1%} "
             f"{verdicts._mark(o.false_fail <= 0.05)} | {o.power:.1%} "
             f"{verdicts._mark(o.power >= 0.80)} | {o.coverage:.1%} "
-            f"{verdicts._mark(abs(o.coverage - 0.95) <= 0.02)} | {o.naive_coverage:.1%} | "
+            f"{verdicts._mark(round(abs(o.coverage - 0.95), 9) <= 0.02)} | "
+            f"{o.naive_coverage:.1%} | "
             f"{o.pass_above_warn:.1%} {verdicts._mark(o.pass_above_warn <= 0.05)} | "
             f"{o.seconds / (3 * o.sims):.3f} |"
         )

@@ -597,7 +597,7 @@ def table(outcomes: Sequence[Outcome]) -> str:
             f"| {f.name} | {f.setup} | {f.main} | {o.sims} | {o.false_fail:.1%} "
             f"{_mark(o.false_fail <= 0.05)} | {o.null_statuses.get('pass', 0) / o.sims:.1%} | "
             f"{o.power:.1%} {_mark(o.power >= 0.80)} | "
-            f"{o.coverage:.1%} {_mark(abs(o.coverage - 0.95) <= 0.02)} | "
+            f"{o.coverage:.1%} {_mark(round(abs(o.coverage - 0.95), 9) <= 0.02)} | "
             f"{o.seconds / (2 * o.sims):.3f} |"
         )
     return "\n".join(lines)
