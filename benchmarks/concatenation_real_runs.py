@@ -132,7 +132,7 @@ class ExpectedScore(BaseJudge):
             return verdict.but(key="")
         total = sum(verdict.distribution.values())
         value = sum(rubric.value_of(k) * p for k, p in verdict.distribution.items()) / total
-        return Verdict.scored(value, label=verdict.label, distribution=verdict.distribution)
+        return Verdict.scored(value, distribution=verdict.distribution)
 
 
 def make_judge(name: str, store: RunStore) -> tuple[BaseJudge, Rubric]:
