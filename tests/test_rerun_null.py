@@ -6,6 +6,8 @@
 - A judge that flips only repeated inputs (a real effect) still fails.
 - The same for a pairwise judge under the position swap: noise is not warned, a first-shown
   preference still fails.
+- A judge whose first trial is greedy and whose reruns are sampled (the embedded judges) has a
+  null above its rate: the excess is then no pass the rate alone could not give.
 - A deterministic judge pays ten reruns per probe: they all match trial 0, and no more are asked.
 - A judge that fails half its calls fails ``failed_call_rate`` instead of passing on the half
   that survived.
@@ -138,6 +140,31 @@ def test_a_rate_past_the_fail_line_that_only_the_null_holds_back_gets_a_wider_nu
 
 def deterministic(request: Request) -> float:
     return 5.0 if keyword(request) else 1.0
+
+
+def greedy_then_sampled(request: Request) -> float:
+    """Trial 0 reads the keyword (greedy decoding, invariant); a rerun is a sample that flips
+    four calls in ten."""
+    if request.trial == 0:
+        return deterministic(request)
+    return 5.0 if keyword(request) != (uniform(request.key) < 0.4) else 1.0
+
+
+@pytest.mark.parametrize(("n", "status"), [(40, "inconclusive"), (400, "pass")])
+def test_reruns_that_move_more_than_the_first_trials_pass_nothing_the_rate_cannot(
+    n: int, status: str
+) -> None:
+    """0 flips among 40 items cannot show a rate below 0.05 ([0, 0.088]); an excess over a null
+    of 0.4 would (about -0.4): the interval reaches the rate's own upper end instead. Among 400
+    items the rate alone passes ([0, 0.0095]), and so does the excess."""
+    result = run(repetition(), greedy_then_sampled, n=n)
+    raw = result.finding("decision_flip_rate").estimate
+    excess = result.finding("decision_flip_excess")
+    assert raw.estimate == 0.0
+    assert result.finding("rerun_flip_rate").estimate.ci.low > 0.2
+    assert excess.estimate.estimate < -0.2
+    assert excess.estimate.ci.high == pytest.approx(raw.ci.high)
+    assert excess.status == status
 
 
 @pytest.mark.parametrize(

@@ -318,7 +318,7 @@ def read_against_null(
             out.append(finding)
             continue
         out.append(finding.with_threshold(None))
-        estimate = excess_over(finding.estimate, null.of(spec.null))
+        estimate = beyond_null(finding.estimate, null.of(spec.null))
         out.append(
             dataclasses.replace(
                 finding,
@@ -327,12 +327,43 @@ def read_against_null(
                 description=f"{finding.name} minus the judge's rerun "
                 f"{'flip' if spec.null == FLIP else 'change'} rate, the share of its reruns that "
                 "move so: the effect beyond the judge's own noise (MOVER interval from the two "
-                "intervals)",
+                "intervals; where the rate is shown below its null, the interval reaches up to "
+                "the rate's own upper end)",
                 test=None,
                 evidence=finding.evidence,
             )
         )
     return out
+
+
+def beyond_null(rate: Estimate, null: Estimate) -> Estimate:
+    """``rate`` minus ``null`` (:func:`~judgeprobe.stats.excess.excess_over`), unless the rate
+    is shown *below* its null: then the reruns move more often than the probe's own requests do,
+    and the null cannot be the noise of the rate. A judge that decodes its first trial greedily
+    and samples its reruns does so (the embedded judges: trial 0 is the most probable label),
+    and an excess read against such a null is negative whatever the rate, so it would pass a
+    rate that on its own decides nothing. The interval is then the union of the two readings,
+    from the excess's lower end (the null applies) to the rate's own upper end (it does not):
+    the excess passes only when the rate alone would, and warns or fails only when both would.
+
+    >>> from judgeprobe.stats import proportion
+    >>> shown_below = beyond_null(proportion(0, 40), proportion(11, 40))
+    >>> round(shown_below.ci.high, 3) == round(proportion(0, 40).ci.high, 3)
+    True
+    >>> beyond_null(proportion(6, 40), proportion(4, 40)).ci.method
+    'mover'
+    """
+    excess = excess_over(rate, null)
+    if not excess.defined or excess.ci.high >= 0:
+        return excess
+    ci = dataclasses.replace(
+        excess.ci, high=max(excess.ci.high, rate.ci.high), method=NULL_ABOVE_RATE
+    )
+    return dataclasses.replace(excess, ci=ci, counts={**excess.counts, "null_above_rate": 1})
+
+
+NULL_ABOVE_RATE = "mover, up to the rate's own upper end (the rate is below its rerun null)"
+"""The interval method of an excess whose rate is shown below its null (:func:`beyond_null`)."""
 
 
 def null_note(null: RerunNull) -> str:
