@@ -13,8 +13,9 @@ The construction here, for the mean of one outcome ``y_j`` per unit ``j`` over t
 1. **Delete-one-item jackknife.** ``theta_(-i)`` is the mean over the units that do not contain
    item ``i``; ``v_J = (m - 1) / m * sum_i (theta_(-i) - mean_i theta_(-i))**2`` over the ``m``
    items whose deletion leaves some unit. This is the jackknife of a U-statistic (Arvesen 1969),
-   consistent for the variance its shared items cause, and biased upward by the Efron-Stein
-   inequality (Efron and Stein 1981): an interval built from it errs on the wide side.
+   consistent for the variance its shared items cause, and biased upward (Efron and Stein
+   1981): alone, an interval built from it errs on the wide side, most of all in the sparse
+   designs the probes draw (step 2 takes that bias back).
 2. **Each unit counted once.** The jackknife is ``sum_i S_i**2 / N**2`` to first order, with
    ``S_i`` the sum of the centred outcomes of item ``i``'s units: a pair of units that share an
    item enters once per shared item, as it should, but a unit enters with itself once for each
