@@ -36,8 +36,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats as sps
-
 from judgeprobe._util.hashing import content_hash
 from judgeprobe.core.plan import Plan, Role, Verdicts
 from judgeprobe.core.request import Request
@@ -46,7 +44,7 @@ from judgeprobe.probes.decisions import is_flip
 from judgeprobe.probes.units import FindingKey, UnitValues
 from judgeprobe.rubrics import Rubric
 from judgeprobe.stats import Estimate, proportion
-from judgeprobe.stats.excess import excess_over
+from judgeprobe.stats.excess import beyond_null, excess_over
 
 RERUN = "rerun"
 RERUN_TRIAL = 1
@@ -336,46 +334,6 @@ def read_against_null(
             )
         )
     return out
-
-
-def beyond_null(rate: Estimate, null: Estimate) -> Estimate:
-    """``rate`` minus ``null`` (:func:`~judgeprobe.stats.excess.excess_over`), unless the rate
-    is shown *below* its null: then the reruns move more often than the probe's own requests do,
-    and the null cannot be the noise of the rate. A judge that decodes its first trial greedily
-    and samples its reruns does so (the embedded judges: trial 0 is the most probable label),
-    and an excess read against such a null is negative whatever the rate, so it would pass a
-    rate that on its own decides nothing. "Shown below" is a one-sided test at the interval's
-    error rate (5 % for a 95 % interval): the excess's upper end, its half-width scaled from the
-    two-sided to the one-sided quantile, is below 0. The interval is then the union of the two
-    readings, from the excess's lower end (the null applies) to the rate's own upper end (it
-    does not): the excess passes only when the rate alone would, and warns or fails only when
-    both would.
-
-    >>> from judgeprobe.stats import proportion
-    >>> shown_below = beyond_null(proportion(0, 40), proportion(11, 40))
-    >>> round(shown_below.ci.high, 3) == round(proportion(0, 40).ci.high, 3)
-    True
-    >>> beyond_null(proportion(6, 40), proportion(4, 40)).ci.method
-    'mover'
-    """
-    excess = excess_over(rate, null)
-    if not excess.defined or not _shown_below(excess):
-        return excess
-    ci = dataclasses.replace(
-        excess.ci, high=max(excess.ci.high, rate.ci.high), method=NULL_ABOVE_RATE
-    )
-    return dataclasses.replace(excess, ci=ci, counts={**excess.counts, "null_above_rate": 1})
-
-
-def _shown_below(excess: Estimate) -> bool:
-    """Whether a one-sided test at ``1 - level`` finds the rate below its null."""
-    level = excess.ci.level
-    scale = float(sps.norm.ppf(level)) / float(sps.norm.ppf(0.5 + level / 2))
-    return excess.estimate + (excess.ci.high - excess.estimate) * scale < 0
-
-
-NULL_ABOVE_RATE = "mover, up to the rate's own upper end (the rate is below its rerun null)"
-"""The interval method of an excess whose rate is shown below its null (:func:`beyond_null`)."""
 
 
 def null_note(null: RerunNull) -> str:
